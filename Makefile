@@ -1,0 +1,134 @@
+# natcd — the one entry point.
+#
+#   make            build everything into build/
+#   make run        install what is missing, build, start natcd on the embedded default
+#   make test       install what is missing, build, run every test
+#   make asan       every test again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      install what is missing, build, run the benchmarks
+#   make format     clang-format every C/C++ file
+#
+# Out-of-source (BUILD, default build/), parallel by default, header
+# dependencies tracked by the compiler (-MMD -MP).
+
+BUILD ?= build
+SANITIZE ?=
+
+MAKEFLAGS += --no-builtin-rules
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc)
+endif
+
+CXX := g++
+CC := gcc
+WARN := -Wall -Wextra -Werror
+CXXFLAGS := -std=c++20 -O2 -g $(WARN) -Icore/include -Icore -Iadapters -Itests -I$(BUILD)/gen
+CFLAGS := -std=c11 -O2 -g $(WARN) -Iadapters -I$(BUILD)/gen
+LDFLAGS :=
+ifneq ($(SANITIZE),)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+CXXFLAGS += $(SANFLAGS) -O1
+CFLAGS += $(SANFLAGS) -O1
+LDFLAGS += $(SANFLAGS)
+endif
+DEPFLAGS = -MMD -MP
+
+# Debian packages a fresh Debian 12 machine needs; `make deps` installs the
+# missing ones (and only then touches apt).
+DEB_PACKAGES := g++ make pkg-config clang-format sqlite3 libsqlite3-dev \
+  libgtest-dev libbenchmark-dev libcmocka-dev \
+  nats-server libnats-dev libprotobuf-c-dev protobuf-c-compiler
+
+CORE_SRCS := $(shell find core -name '*.cc' | sort)
+CORE_OBJS := $(CORE_SRCS:%.cc=$(BUILD)/obj/%.o)
+CORE_LIB := $(BUILD)/lib/libnatcd_core.a
+
+CORE_TEST_SRCS := $(shell find tests/core -name '*.cc' | sort) tests/test_main.cc
+CORE_TEST_OBJS := $(CORE_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
+CORE_TESTS := $(BUILD)/bin/core_tests
+
+CRASH_CHILD_SRCS := tests/crash/crash_writer.cc
+CRASH_CHILD := $(BUILD)/bin/crash_writer
+
+BENCH_SRCS := $(shell find tests/bench -name '*.cc' 2>/dev/null | sort)
+BENCH_BINS := $(BENCH_SRCS:tests/bench/%.cc=$(BUILD)/bin/%)
+
+CORE_LIBS := -lsqlite3 -lpthread
+
+.PHONY: all deps test check asan bench run format clean
+all: $(CORE_LIB) $(CORE_TESTS) $(CRASH_CHILD) $(BENCH_BINS)
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(CORE_TESTS): $(CORE_TEST_OBJS) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $(CORE_TEST_OBJS) $(CORE_LIB) -lgtest $(CORE_LIBS)
+
+$(CRASH_CHILD): $(BUILD)/obj/tests/crash/crash_writer.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(CORE_LIBS)
+
+$(BUILD)/bin/%: $(BUILD)/obj/tests/bench/%.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $^ -lbenchmark $(CORE_LIBS)
+
+# Each part of the tree adds its build and test rules in a mk/*.mk fragment:
+# it appends its outputs to ALL_TARGETS and a phony test-running target to
+# CHECK_TARGETS.
+ALL_TARGETS :=
+CHECK_TARGETS := check-core
+include $(sort $(wildcard mk/*.mk))
+all: $(ALL_TARGETS)
+
+.PHONY: check-core
+check-core: $(CORE_TESTS) $(CRASH_CHILD)
+	NATCD_CRASH_WRITER=$(abspath $(CRASH_CHILD)) $(CORE_TESTS) --gtest_brief=1
+
+# Runs every test of this build, one suite after another so their output
+# stays readable (no dependency installation: see `test`).
+check:
+	@for t in $(CHECK_TARGETS); do $(MAKE) --no-print-directory $$t || exit 1; done
+
+test: deps
+	$(MAKE) all
+	$(MAKE) check
+
+asan: deps
+	$(MAKE) BUILD=build/asan SANITIZE=1 check
+
+bench: deps
+	$(MAKE) $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+run: deps
+	$(MAKE) all
+	@echo "natcd: the daemon (plugin/natcd) is not built yet; the engine library and its tests are."
+	@echo "Built: $(CORE_LIB). Run 'make test' to exercise it."
+
+format:
+	find core adapters plugin tests examples \( -name '*.cc' -o -name '*.h' -o -name '*.c' \) -print0 \
+	  | xargs -0 -r clang-format -i
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,13 @@
+#include "natcd/clock.h"
+
+#include <time.h>
+
+namespace natcd {
+
+int64_t SystemClock::MonotonicMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+}  // namespace natcd

@@ -1,0 +1,306 @@
+#include "natcd/engine.h"
+
+#include <cassert>
+
+#include "lease/lease_manager.h"
+#include "mvcc/kv_store.h"
+#include "storage/sqlite_backend.h"
+
+namespace natcd {
+
+struct Engine::Parts {
+  std::unique_ptr<SqliteBackend> backend;
+  std::unique_ptr<LeaseManager> leases;
+  std::unique_ptr<KvStore> kv;
+};
+
+namespace {
+
+Status Stopped(const Status& cause) {
+  return Status::Unavailable(
+      "ErrStopped", "etcdserver: server stopped after a storage error: " + cause.ToString());
+}
+
+}  // namespace
+
+Engine::Engine(const EngineOptions& options)
+    : options_(options), parts_(std::make_unique<Parts>()), rng_(options.seed) {}
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
+  if (options.clock == nullptr) return Status::InvalidArgument("ErrConfig", "engine needs a clock");
+  std::unique_ptr<Engine> engine(new Engine(options));
+  Status s = engine->Load();
+  if (!s.ok()) return s;
+  return engine;
+}
+
+Status Engine::Load() {
+  Result<std::unique_ptr<SqliteBackend>> backend =
+      SqliteBackend::Open(BackendOptions{options_.db_path, options_.sync});
+  if (!backend.ok()) return backend.status();
+  parts_->backend = std::move(backend).value();
+  parts_->leases = std::make_unique<LeaseManager>(options_.clock);
+  parts_->kv = std::make_unique<KvStore>(parts_->backend.get(), parts_->leases.get(),
+                                         KvLimits{options_.max_txn_ops});
+  NATCD_RETURN_IF_ERROR(parts_->backend->ScanLeases(
+      [this](const LeaseRow& row) { parts_->leases->Add(row.id, row.ttl_s, row.remaining_ms); }));
+  NATCD_RETURN_IF_ERROR(parts_->kv->Load());
+  Result<int64_t> applied = parts_->backend->GetMeta(SqliteBackend::kMetaAppliedIndex, 0);
+  if (!applied.ok()) return applied.status();
+  applied_index_ = static_cast<uint64_t>(*applied);
+  committed_revision_ = parts_->kv->revision();
+  watches_ = std::make_unique<WatchHub>(this, options_.watch);
+  return Status::OK();
+}
+
+void Engine::Prepare(WriteRequest* request) {
+  auto* grant = std::get_if<LeaseGrantRequest>(request);
+  if (grant == nullptr || grant->id != 0) return;
+  // Random positive IDs, like etcd's, so IDs from different members and
+  // restarts do not collide; the PRNG is seeded by the owner.
+  do {
+    grant->id = static_cast<int64_t>(rng_() >> 1);
+  } while (grant->id == 0 || parts_->leases->Exists(grant->id));
+}
+
+Result<WriteResponse> Engine::Apply(const WriteRequest& request, uint64_t index) {
+  if (!failed_.ok()) return Stopped(failed_);
+  Status s = parts_->backend->BeginBatch();
+  if (!s.ok()) {
+    failed_ = s;
+    return Stopped(s);
+  }
+  if (index != 0) applied_index_ = index;
+  Result<WriteResponse> response = ApplyOne(request);
+  Status::Code code = response.ok() ? Status::Code::kOk : response.status().code();
+  if (code == Status::Code::kIOError || code == Status::Code::kBusy ||
+      code == Status::Code::kCorruption) {
+    // The in-memory state may now be ahead of what can be made durable.
+    failed_ = response.status();
+    parts_->backend->RollbackBatch();
+    return Stopped(failed_);
+  }
+  return response;
+}
+
+Result<WriteResponse> Engine::ApplyOne(const WriteRequest& request) {
+  KvStore& kv = *parts_->kv;
+  return std::visit(
+      [&](const auto& r) -> Result<WriteResponse> {
+        using T = std::decay_t<decltype(r)>;
+        auto wrap = [](auto result) -> Result<WriteResponse> {
+          if (!result.ok()) return result.status();
+          return WriteResponse(std::move(result).value());
+        };
+        if constexpr (std::is_same_v<T, PutRequest>) {
+          return wrap(kv.Put(r));
+        } else if constexpr (std::is_same_v<T, DeleteRangeRequest>) {
+          return wrap(kv.DeleteRange(r));
+        } else if constexpr (std::is_same_v<T, TxnRequest>) {
+          return wrap(kv.Txn(r));
+        } else if constexpr (std::is_same_v<T, CompactionRequest>) {
+          NATCD_RETURN_IF_ERROR(kv.Compact(r));
+          CompactionResponse response;
+          response.header.revision = kv.revision();
+          return WriteResponse(response);
+        } else if constexpr (std::is_same_v<T, LeaseGrantRequest>) {
+          return wrap(ApplyLeaseGrant(r));
+        } else if constexpr (std::is_same_v<T, LeaseRevokeRequest>) {
+          return wrap(ApplyLeaseRevoke(r));
+        } else if constexpr (std::is_same_v<T, LeaseExpireRequest>) {
+          return wrap(ApplyLeaseExpire(r));
+        } else {
+          static_assert(std::is_same_v<T, LeaseCheckpointRequest>);
+          return wrap(ApplyLeaseCheckpoint(r));
+        }
+      },
+      request);
+}
+
+Result<LeaseGrantResponse> Engine::ApplyLeaseGrant(const LeaseGrantRequest& request) {
+  if (request.id <= 0) {
+    return Status::InvalidArgument("ErrLeaseID", "lease ID must be positive (Prepare fills 0)");
+  }
+  if (request.ttl > options_.lease_ttl_s_max) {
+    return Status::TooLarge("ErrLeaseTTLTooLarge", "etcdserver: too large lease TTL");
+  }
+  if (parts_->leases->Exists(request.id)) return Status::LeaseExists(request.id);
+  int64_t ttl = std::max(request.ttl, options_.lease_ttl_s_min);
+  NATCD_RETURN_IF_ERROR(parts_->backend->PutLease(LeaseRow{request.id, ttl, 0}));
+  parts_->leases->Add(request.id, ttl, 0);
+  LeaseGrantResponse response;
+  response.header.revision = parts_->kv->revision();
+  response.id = request.id;
+  response.ttl = ttl;
+  return response;
+}
+
+Status Engine::RemoveLease(int64_t id) {
+  NATCD_RETURN_IF_ERROR(parts_->kv->DeleteLeaseKeys(id));
+  NATCD_RETURN_IF_ERROR(parts_->backend->DeleteLease(id));
+  parts_->leases->Remove(id);
+  return Status::OK();
+}
+
+Result<LeaseRevokeResponse> Engine::ApplyLeaseRevoke(const LeaseRevokeRequest& request) {
+  if (!parts_->leases->Exists(request.id)) return Status::LeaseNotFound(request.id);
+  NATCD_RETURN_IF_ERROR(RemoveLease(request.id));
+  LeaseRevokeResponse response;
+  response.header.revision = parts_->kv->revision();
+  return response;
+}
+
+Result<LeaseExpireResponse> Engine::ApplyLeaseExpire(const LeaseExpireRequest& request) {
+  LeaseExpireResponse response;
+  for (int64_t id : request.ids) {
+    if (!parts_->leases->Exists(id)) continue;  // revoked meanwhile
+    NATCD_RETURN_IF_ERROR(RemoveLease(id));
+    ++response.revoked;
+  }
+  response.header.revision = parts_->kv->revision();
+  return response;
+}
+
+Result<LeaseCheckpointResponse> Engine::ApplyLeaseCheckpoint(
+    const LeaseCheckpointRequest& request) {
+  for (const auto& cp : request.checkpoints) {
+    Lease* lease = parts_->leases->Find(cp.id);
+    if (lease == nullptr) continue;
+    if (cp.remaining_ms < 0) {
+      return Status::InvalidArgument("ErrLeaseCheckpoint", "negative remaining TTL");
+    }
+    NATCD_RETURN_IF_ERROR(
+        parts_->backend->PutLease(LeaseRow{cp.id, lease->ttl_s, cp.remaining_ms}));
+    parts_->leases->SetCheckpoint(cp.id, cp.remaining_ms);
+  }
+  LeaseCheckpointResponse response;
+  response.header.revision = parts_->kv->revision();
+  return response;
+}
+
+Status Engine::Commit() {
+  if (!failed_.ok()) return Stopped(failed_);
+  SqliteBackend& backend = *parts_->backend;
+  KvStore& kv = *parts_->kv;
+  if (!backend.in_batch()) {
+    if (kv.pending_rows() == 0) return Status::OK();
+    // Idle: keep removing compacted rows.
+    NATCD_RETURN_IF_ERROR(backend.BeginBatch());
+  }
+  Status s = kv.DeletePendingRows(options_.compaction_rows_per_commit).status();
+  if (s.ok()) s = backend.SetMeta(SqliteBackend::kMetaRevision, kv.revision());
+  if (s.ok()) {
+    s = backend.SetMeta(SqliteBackend::kMetaAppliedIndex, static_cast<int64_t>(applied_index_));
+  }
+  if (s.ok()) s = backend.CommitBatch();
+  if (!s.ok()) {
+    backend.RollbackBatch();
+    kv.DropEvents();
+    failed_ = s;
+    return Stopped(s);
+  }
+  committed_revision_ = kv.revision();
+  std::vector<Event> events = kv.TakeEvents();
+  if (!events.empty()) {
+    watches_->Notify(std::make_shared<const std::vector<Event>>(std::move(events)),
+                     committed_revision_);
+  }
+  return Status::OK();
+}
+
+template <typename Resp>
+Result<Resp> Engine::ApplyAs(WriteRequest request) {
+  Prepare(&request);
+  Result<WriteResponse> response = Apply(request);
+  if (!response.ok()) return response.status();
+  return std::get<Resp>(std::move(response).value());
+}
+
+Result<PutResponse> Engine::Put(const PutRequest& r) { return ApplyAs<PutResponse>(r); }
+Result<DeleteRangeResponse> Engine::DeleteRange(const DeleteRangeRequest& r) {
+  return ApplyAs<DeleteRangeResponse>(r);
+}
+Result<TxnResponse> Engine::Txn(const TxnRequest& r) { return ApplyAs<TxnResponse>(r); }
+Result<CompactionResponse> Engine::Compact(const CompactionRequest& r) {
+  return ApplyAs<CompactionResponse>(r);
+}
+Result<LeaseGrantResponse> Engine::LeaseGrant(const LeaseGrantRequest& r) {
+  return ApplyAs<LeaseGrantResponse>(r);
+}
+Result<LeaseRevokeResponse> Engine::LeaseRevoke(const LeaseRevokeRequest& r) {
+  return ApplyAs<LeaseRevokeResponse>(r);
+}
+
+Result<RangeResponse> Engine::Range(const RangeRequest& request) {
+  if (!failed_.ok()) return Stopped(failed_);
+  return parts_->kv->Range(request);
+}
+
+LeaseKeepAliveResponse Engine::LeaseKeepAlive(const LeaseKeepAliveRequest& request) {
+  LeaseKeepAliveResponse response;
+  response.header.revision = parts_->kv->revision();
+  response.id = request.id;
+  response.ttl = parts_->leases->KeepAlive(request.id);
+  return response;
+}
+
+LeaseTimeToLiveResponse Engine::LeaseTimeToLive(const LeaseTimeToLiveRequest& request) {
+  LeaseTimeToLiveResponse response;
+  response.header.revision = parts_->kv->revision();
+  response.id = request.id;
+  Lease* lease = parts_->leases->Find(request.id);
+  if (lease == nullptr) return response;  // ttl -1: etcd's answer for a missing lease
+  int64_t remaining_ms = parts_->leases->RemainingMs(request.id);
+  // etcd rounds the remaining time down to whole seconds.
+  response.ttl = remaining_ms / 1000;
+  response.granted_ttl = lease->ttl_s;
+  if (request.keys) response.keys.assign(lease->keys.begin(), lease->keys.end());
+  return response;
+}
+
+LeaseLeasesResponse Engine::LeaseLeases() {
+  LeaseLeasesResponse response;
+  response.header.revision = parts_->kv->revision();
+  response.ids = parts_->leases->Ids();
+  return response;
+}
+
+void Engine::PromoteLeases(int64_t extend_ms) { parts_->leases->Promote(extend_ms); }
+void Engine::DemoteLeases() { parts_->leases->Demote(); }
+
+std::optional<LeaseExpireRequest> Engine::ExpiredLeases(size_t max) {
+  std::vector<int64_t> ids = parts_->leases->Expired(max, options_.lease_expire_retry_ms);
+  if (ids.empty()) return std::nullopt;
+  return LeaseExpireRequest{std::move(ids)};
+}
+
+std::optional<LeaseCheckpointRequest> Engine::LeaseCheckpoints() {
+  std::vector<LeaseManager::Checkpoint> due = parts_->leases->Checkpoints();
+  if (due.empty()) return std::nullopt;
+  LeaseCheckpointRequest request;
+  for (const auto& cp : due) request.checkpoints.push_back({cp.id, cp.remaining_ms});
+  return request;
+}
+
+int64_t Engine::CompactRevision() const { return parts_->kv->compact_revision(); }
+
+Status Engine::ReadEvents(const std::string& key, const std::string& range_end,
+                          int64_t from_revision, int64_t to_revision, size_t max_events,
+                          bool with_prev_kv, std::vector<Event>* out) {
+  if (!failed_.ok()) return Stopped(failed_);
+  // Only committed history: the watch hub must never see a write that could
+  // still be lost.
+  return parts_->kv->ReadEvents(key, range_end, from_revision,
+                                std::min(to_revision, committed_revision_), max_events,
+                                with_prev_kv, out);
+}
+
+int64_t Engine::revision() const { return parts_->kv->revision(); }
+size_t Engine::key_count() const { return parts_->kv->key_count(); }
+size_t Engine::lease_count() const { return parts_->leases->size(); }
+size_t Engine::compaction_rows_pending() const { return parts_->kv->pending_rows(); }
+Result<int64_t> Engine::DatabaseSizeBytes() { return parts_->backend->SizeBytes(); }
+
+}  // namespace natcd

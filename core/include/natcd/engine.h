@@ -1,0 +1,167 @@
+// Engine: natcd's replicated state machine. It owns the MVCC store, the
+// lease table, the watch hub and the SQLite database under them.
+//
+// Two kinds of calls:
+//  - Writes (WriteRequest) are entries of the replicated log. Apply() applies
+//    one deterministically: the same entries in the same order give the same
+//    revisions, keys, leases and responses on every member. Errors that come
+//    from the request (ErrLeaseNotFound, ErrDuplicateKey...) are part of that
+//    determinism and change nothing. Server-chosen values (a lease ID) are
+//    filled in by Prepare() before an entry is proposed, never during apply.
+//  - Everything else is member-local: reads, lease keepalives and expiry
+//    decisions (leader only), watches.
+//
+// Group commit: Apply() writes into one open SQLite transaction; Commit()
+// makes every write applied since the previous Commit durable with one fsync
+// and only then hands their events to the watch hub. Acknowledge a write
+// only after the Commit that follows its Apply returned OK. If Commit fails
+// (a disk error), the engine refuses all further calls with that error: the
+// owner must close it and open it again, which rebuilds the state from what
+// is durable.
+//
+// Thread safety: none. One thread (the node's engine loop) owns the engine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "natcd/clock.h"
+#include "natcd/status.h"
+#include "natcd/types.h"
+#include "natcd/watch_hub.h"
+
+namespace natcd {
+
+struct LeaseExpireResponse {
+  ResponseHeader header;
+  int64_t revoked = 0;  // leases that still existed and are now gone
+};
+
+struct LeaseCheckpointResponse {
+  ResponseHeader header;
+};
+
+using WriteRequest =
+    std::variant<PutRequest, DeleteRangeRequest, TxnRequest, CompactionRequest, LeaseGrantRequest,
+                 LeaseRevokeRequest, LeaseExpireRequest, LeaseCheckpointRequest>;
+using WriteResponse = std::variant<PutResponse, DeleteRangeResponse, TxnResponse,
+                                   CompactionResponse, LeaseGrantResponse, LeaseRevokeResponse,
+                                   LeaseExpireResponse, LeaseCheckpointResponse>;
+
+struct EngineOptions {
+  std::string db_path;     // the SQLite file; created if missing
+  bool sync = true;        // fsync each commit; false only in tests and benchmarks
+  Clock* clock = nullptr;  // required; leases expire on it
+  uint64_t seed = 0;       // for server-chosen lease IDs
+  int64_t max_txn_ops = 128;
+  // Leases: TTLs below the minimum are raised to it (etcd: ceil(1.5 x
+  // election timeout) = 2 s by default); above the maximum is an error.
+  int64_t lease_ttl_s_min = 2;
+  int64_t lease_ttl_s_max = 9'000'000'000;
+  // A lease offered for expiry whose revoke did not apply is offered again
+  // after this long.
+  int64_t lease_expire_retry_ms = 3'000;
+  // Rows dropped by compaction removed per Commit, so that compaction never
+  // stalls writes.
+  size_t compaction_rows_per_commit = 1'000;
+  WatchHubOptions watch;
+};
+
+class Engine final : public EventSource {
+ public:
+  static Result<std::unique_ptr<Engine>> Open(const EngineOptions& options);
+  ~Engine() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // ---- the replicated state machine ----
+
+  // Fills in what the server chooses before an entry is proposed: the ID of a
+  // LeaseGrant that asked for 0.
+  void Prepare(WriteRequest* request);
+  // Applies one entry. index is the log index (0 outside Raft); it is stored
+  // with the next Commit so a restarted member knows where to resume.
+  Result<WriteResponse> Apply(const WriteRequest& request, uint64_t index = 0);
+  // Makes every write applied since the last Commit durable (one fsync), then
+  // delivers their events to the watch hub. Also removes a bounded number of
+  // rows dropped by compaction.
+  Status Commit();
+
+  // Typed conveniences over Prepare + Apply (they do not Commit).
+  Result<PutResponse> Put(const PutRequest& request);
+  Result<DeleteRangeResponse> DeleteRange(const DeleteRangeRequest& request);
+  Result<TxnResponse> Txn(const TxnRequest& request);
+  Result<CompactionResponse> Compact(const CompactionRequest& request);
+  Result<LeaseGrantResponse> LeaseGrant(const LeaseGrantRequest& request);
+  Result<LeaseRevokeResponse> LeaseRevoke(const LeaseRevokeRequest& request);
+
+  // ---- member-local ----
+
+  // Reads the applied state (including writes not yet committed: reply to a
+  // read that follows a write only after that write's Commit).
+  Result<RangeResponse> Range(const RangeRequest& request);
+  LeaseKeepAliveResponse LeaseKeepAlive(const LeaseKeepAliveRequest& request);
+  LeaseTimeToLiveResponse LeaseTimeToLive(const LeaseTimeToLiveRequest& request);
+  LeaseLeasesResponse LeaseLeases();
+
+  // This member now decides lease expiry (it became leader, or it is the
+  // only member): every lease gets now + its remaining TTL + extend_ms.
+  void PromoteLeases(int64_t extend_ms);
+  void DemoteLeases();
+  // The leases past their deadline (at most max), as one entry to propose;
+  // nullopt when none is due. 100,000 leases due together are one entry.
+  std::optional<LeaseExpireRequest> ExpiredLeases(size_t max = 100'000);
+  // Checkpoints to propose so that a restart or a new leader does not give
+  // an abandoned lease its full TTL again: leases below half their TTL with
+  // a stale checkpoint, and renewed leases whose checkpoint must be cleared.
+  std::optional<LeaseCheckpointRequest> LeaseCheckpoints();
+
+  WatchHub& watches() { return *watches_; }
+
+  // ---- EventSource (for the watch hub) ----
+  // The revision of the last Commit.
+  int64_t CurrentRevision() const override { return committed_revision_; }
+  int64_t CompactRevision() const override;
+  Status ReadEvents(const std::string& key, const std::string& range_end, int64_t from_revision,
+                    int64_t to_revision, size_t max_events, bool with_prev_kv,
+                    std::vector<Event>* out) override;
+
+  // The revision including applied but uncommitted writes.
+  int64_t revision() const;
+  uint64_t applied_index() const { return applied_index_; }
+  size_t key_count() const;
+  size_t lease_count() const;
+  // Rows dropped by compaction not yet removed from SQLite.
+  size_t compaction_rows_pending() const;
+  Result<int64_t> DatabaseSizeBytes();
+  // OK, or the error that stopped the engine.
+  const Status& health() const { return failed_; }
+
+ private:
+  struct Parts;
+  explicit Engine(const EngineOptions& options);
+  Status Load();
+  Result<WriteResponse> ApplyOne(const WriteRequest& request);
+  Result<LeaseGrantResponse> ApplyLeaseGrant(const LeaseGrantRequest& request);
+  Result<LeaseRevokeResponse> ApplyLeaseRevoke(const LeaseRevokeRequest& request);
+  Result<LeaseExpireResponse> ApplyLeaseExpire(const LeaseExpireRequest& request);
+  Result<LeaseCheckpointResponse> ApplyLeaseCheckpoint(const LeaseCheckpointRequest& request);
+  Status RemoveLease(int64_t id);
+  template <typename Resp>
+  Result<Resp> ApplyAs(WriteRequest request);
+
+  EngineOptions options_;
+  std::unique_ptr<Parts> parts_;
+  std::unique_ptr<WatchHub> watches_;
+  std::mt19937_64 rng_;
+  int64_t committed_revision_ = 0;
+  uint64_t applied_index_ = 0;
+  Status failed_;
+};
+
+}  // namespace natcd

@@ -1,0 +1,120 @@
+// SqliteBackend: the durable half of the engine. One SQLite database in WAL
+// mode holds every uncompacted revision of every key, the lease table and a
+// few counters (schema version, revision, compact revision, applied index).
+//
+// Thread safety: none; one owner thread.
+//
+// Writes happen inside a batch: BeginBatch() opens one SQLite transaction,
+// any number of writes follow, CommitBatch() commits it with one fsync
+// (synchronous=FULL). That is the engine's group commit. After a failed
+// CommitBatch the batch is rolled back and the caller must treat its
+// in-memory state as stale (reopen).
+//
+// Persisted format (DO NOT CHANGE without bumping kSchemaVersion):
+//   meta(name TEXT PRIMARY KEY, value INTEGER)
+//   kv(rev, sub, key, value, create_rev, version, lease, tombstone)
+//      PRIMARY KEY (rev, sub): one row per write, in revision order
+//   lease(id INTEGER PRIMARY KEY, ttl, remaining_ms)
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "natcd/status.h"
+#include "natcd/types.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace natcd {
+
+// One stored write: the key's state written at (rev, sub). A tombstone row
+// records a delete: only key, rev and sub are meaningful.
+struct RevisionRow {
+  int64_t rev = 0;
+  int64_t sub = 0;
+  bool tombstone = false;
+  KeyValue kv;  // kv.mod_revision == rev
+};
+
+struct LeaseRow {
+  int64_t id = 0;
+  int64_t ttl_s = 0;
+  int64_t remaining_ms = 0;  // 0: no checkpoint, the full TTL applies
+};
+
+struct BackendOptions {
+  std::string path;  // the database file; created if missing
+  bool sync = true;  // synchronous=FULL; false only for tests and benchmarks
+  int64_t cache_kib = 65'536;
+};
+
+class SqliteBackend {
+ public:
+  static constexpr int64_t kSchemaVersion = 1;
+
+  // Meta counters. DO NOT CHANGE: persisted names.
+  static constexpr std::string_view kMetaRevision = "revision";
+  static constexpr std::string_view kMetaCompactRevision = "compact_revision";
+  static constexpr std::string_view kMetaAppliedIndex = "applied_index";
+
+  static Result<std::unique_ptr<SqliteBackend>> Open(const BackendOptions& options);
+  ~SqliteBackend();
+  SqliteBackend(const SqliteBackend&) = delete;
+  SqliteBackend& operator=(const SqliteBackend&) = delete;
+
+  // Batch control. BeginBatch is idempotent while a batch is open.
+  Status BeginBatch();
+  Status CommitBatch();
+  void RollbackBatch();
+  bool in_batch() const { return in_batch_; }
+
+  // Writes; a batch must be open.
+  Status InsertRow(const RevisionRow& row);
+  Status DeleteRow(int64_t rev, int64_t sub);
+  Status PutLease(const LeaseRow& lease);
+  Status DeleteLease(int64_t id);
+  Status SetMeta(std::string_view name, int64_t value);
+
+  // Reads (see the open batch's writes).
+  Result<int64_t> GetMeta(std::string_view name, int64_t default_value);
+  // NotFound when no such row.
+  Result<RevisionRow> GetRow(int64_t rev, int64_t sub);
+  // Every row in (rev, sub) order. The visitor returns false to stop early.
+  Status ScanRows(int64_t from_rev, const std::function<bool(RevisionRow&&)>& visit,
+                  bool with_values = true);
+  Status ScanLeases(const std::function<void(const LeaseRow&)>& visit);
+
+  // Bytes the database file occupies (page_count * page_size).
+  Result<int64_t> SizeBytes();
+
+ private:
+  SqliteBackend() = default;
+  Status Init(const BackendOptions& options);
+  Status Exec(const char* sql);
+  Status Prepare(const char* sql, sqlite3_stmt** stmt);
+  Status Error(const char* what) const;
+
+  sqlite3* db_ = nullptr;
+  bool in_batch_ = false;
+  sqlite3_stmt* begin_ = nullptr;
+  sqlite3_stmt* commit_ = nullptr;
+  sqlite3_stmt* rollback_ = nullptr;
+  sqlite3_stmt* insert_row_ = nullptr;
+  sqlite3_stmt* delete_row_ = nullptr;
+  sqlite3_stmt* get_row_ = nullptr;
+  sqlite3_stmt* put_lease_ = nullptr;
+  sqlite3_stmt* delete_lease_ = nullptr;
+  sqlite3_stmt* set_meta_ = nullptr;
+  sqlite3_stmt* get_meta_ = nullptr;
+};
+
+// Maps an SQLite result code to a Status, keeping the extended code and
+// message in the text (BUSY/LOCKED -> Busy, CORRUPT/NOTADB -> Corruption,
+// everything else -> IOError).
+Status SqliteStatus(sqlite3* db, int rc, const char* what);
+
+}  // namespace natcd
