@@ -16,6 +16,9 @@ struct Engine::Parts {
 
 namespace {
 
+// Bounds the pruning work one Commit does.
+constexpr size_t kRequestsForgottenPerCommit = 1'000;
+
 Status Stopped(const Status& cause) {
   return Status::Unavailable(
       "ErrStopped", "etcdserver: server stopped after a storage error: " + cause.ToString());
@@ -47,6 +50,10 @@ Status Engine::Load() {
   NATCD_RETURN_IF_ERROR(parts_->backend->ScanLeases(
       [this](const LeaseRow& row) { parts_->leases->Add(row.id, row.ttl_s, row.remaining_ms); }));
   NATCD_RETURN_IF_ERROR(parts_->kv->Load());
+  NATCD_RETURN_IF_ERROR(parts_->backend->ScanRequests([this](RequestRow&& row) {
+    requests_by_expiry_.insert({row.expires_ms, row.id});
+    requests_.emplace(std::move(row.id), Remembered{row.expires_ms, std::move(row.outcome)});
+  }));
   Result<int64_t> applied = parts_->backend->GetMeta(SqliteBackend::kMetaAppliedIndex, 0);
   if (!applied.ok()) return applied.status();
   applied_index_ = static_cast<uint64_t>(*applied);
@@ -185,11 +192,14 @@ Status Engine::Commit() {
   SqliteBackend& backend = *parts_->backend;
   KvStore& kv = *parts_->kv;
   if (!backend.in_batch()) {
-    if (kv.pending_rows() == 0) return Status::OK();
-    // Idle: keep removing compacted rows.
+    bool requests_due = !requests_by_expiry_.empty() &&
+                        requests_by_expiry_.begin()->first <= options_.clock->RealtimeMs();
+    if (kv.pending_rows() == 0 && !requests_due) return Status::OK();
+    // Idle: keep removing compacted rows and expired request ids.
     NATCD_RETURN_IF_ERROR(backend.BeginBatch());
   }
   Status s = kv.DeletePendingRows(options_.compaction_rows_per_commit).status();
+  if (s.ok()) s = ForgetExpiredRequests(kRequestsForgottenPerCommit);
   if (s.ok()) s = backend.SetMeta(SqliteBackend::kMetaRevision, kv.revision());
   if (s.ok()) {
     s = backend.SetMeta(SqliteBackend::kMetaAppliedIndex, static_cast<int64_t>(applied_index_));
@@ -206,6 +216,42 @@ Status Engine::Commit() {
   if (!events.empty()) {
     watches_->Notify(std::make_shared<const std::vector<Event>>(std::move(events)),
                      committed_revision_);
+  }
+  return Status::OK();
+}
+
+Status Engine::RememberRequest(const std::string& id, int64_t expires_at_ms, std::string outcome) {
+  if (!failed_.ok()) return Stopped(failed_);
+  Status s = parts_->backend->BeginBatch();
+  if (s.ok()) s = parts_->backend->PutRequest(RequestRow{id, expires_at_ms, outcome});
+  if (!s.ok()) {
+    failed_ = s;
+    parts_->backend->RollbackBatch();
+    return Stopped(s);
+  }
+  auto it = requests_.find(id);
+  if (it != requests_.end()) requests_by_expiry_.erase({it->second.expires_at_ms, id});
+  requests_by_expiry_.insert({expires_at_ms, id});
+  requests_[id] = Remembered{expires_at_ms, std::move(outcome)};
+  return Status::OK();
+}
+
+const std::string* Engine::FindRequest(const std::string& id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end() || it->second.expires_at_ms <= options_.clock->RealtimeMs()) {
+    return nullptr;
+  }
+  return &it->second.outcome;
+}
+
+Status Engine::ForgetExpiredRequests(size_t max) {
+  int64_t now = options_.clock->RealtimeMs();
+  for (size_t n = 0; n < max && !requests_by_expiry_.empty(); ++n) {
+    auto first = requests_by_expiry_.begin();
+    if (first->first > now) break;
+    NATCD_RETURN_IF_ERROR(parts_->backend->DeleteRequest(first->second));
+    requests_.erase(first->second);
+    requests_by_expiry_.erase(first);
   }
   return Status::OK();
 }

@@ -62,6 +62,11 @@ CREATE TABLE IF NOT EXISTS lease (
   ttl INTEGER NOT NULL,
   remaining_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS request (
+  id BLOB PRIMARY KEY,
+  expires_ms INTEGER NOT NULL,
+  outcome BLOB NOT NULL
+) WITHOUT ROWID;
 )sql";
 
 constexpr const char* kSelectRow =
@@ -109,6 +114,9 @@ Status SqliteBackend::Init(const BackendOptions& options) {
   NATCD_RETURN_IF_ERROR(
       Prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", &set_meta_));
   NATCD_RETURN_IF_ERROR(Prepare("SELECT value FROM meta WHERE name = ?", &get_meta_));
+  NATCD_RETURN_IF_ERROR(Prepare(
+      "INSERT OR REPLACE INTO request (id, expires_ms, outcome) VALUES (?, ?, ?)", &put_request_));
+  NATCD_RETURN_IF_ERROR(Prepare("DELETE FROM request WHERE id = ?", &delete_request_));
 
   Result<int64_t> version = GetMeta("schema_version", 0);
   if (!version.ok()) return version.status();
@@ -125,8 +133,9 @@ Status SqliteBackend::Init(const BackendOptions& options) {
 
 SqliteBackend::~SqliteBackend() {
   if (in_batch_) RollbackBatch();
-  for (sqlite3_stmt* stmt : {begin_, commit_, rollback_, insert_row_, delete_row_, get_row_,
-                             put_lease_, delete_lease_, set_meta_, get_meta_}) {
+  for (sqlite3_stmt* stmt :
+       {begin_, commit_, rollback_, insert_row_, delete_row_, get_row_, put_lease_, delete_lease_,
+        set_meta_, get_meta_, put_request_, delete_request_}) {
     sqlite3_finalize(stmt);
   }
   sqlite3_close(db_);
@@ -222,6 +231,32 @@ Status SqliteBackend::SetMeta(std::string_view name, int64_t value) {
   sqlite3_bind_text(set_meta_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
   sqlite3_bind_int64(set_meta_, 2, value);
   return sqlite3_step(set_meta_) == SQLITE_DONE ? Status::OK() : Error("set meta");
+}
+
+Status SqliteBackend::PutRequest(const RequestRow& row) {
+  StmtReset reset(put_request_);
+  BindBlob(put_request_, 1, row.id);
+  sqlite3_bind_int64(put_request_, 2, row.expires_ms);
+  BindBlob(put_request_, 3, row.outcome);
+  return sqlite3_step(put_request_) == SQLITE_DONE ? Status::OK() : Error("put request");
+}
+
+Status SqliteBackend::DeleteRequest(const std::string& id) {
+  StmtReset reset(delete_request_);
+  BindBlob(delete_request_, 1, id);
+  return sqlite3_step(delete_request_) == SQLITE_DONE ? Status::OK() : Error("delete request");
+}
+
+Status SqliteBackend::ScanRequests(const std::function<void(RequestRow&&)>& visit) {
+  sqlite3_stmt* stmt = nullptr;
+  NATCD_RETURN_IF_ERROR(Prepare("SELECT id, expires_ms, outcome FROM request", &stmt));
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    visit(RequestRow{ColumnBlob(stmt, 0), sqlite3_column_int64(stmt, 1), ColumnBlob(stmt, 2)});
+  }
+  Status s = rc == SQLITE_DONE ? Status::OK() : Error("scan request");
+  sqlite3_finalize(stmt);
+  return s;
 }
 
 Result<int64_t> SqliteBackend::GetMeta(std::string_view name, int64_t default_value) {

@@ -15,6 +15,8 @@
 //   kv(rev, sub, key, value, create_rev, version, lease, tombstone)
 //      PRIMARY KEY (rev, sub): one row per write, in revision order
 //   lease(id INTEGER PRIMARY KEY, ttl, remaining_ms)
+//   request(id BLOB PRIMARY KEY, expires_ms, outcome): remembered outcomes
+//      of requests that carried a request id (idempotent retries)
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,12 @@ struct LeaseRow {
   int64_t id = 0;
   int64_t ttl_s = 0;
   int64_t remaining_ms = 0;  // 0: no checkpoint, the full TTL applies
+};
+
+struct RequestRow {
+  std::string id;
+  int64_t expires_ms = 0;  // wall clock
+  std::string outcome;
 };
 
 struct BackendOptions {
@@ -78,6 +86,8 @@ class SqliteBackend {
   Status PutLease(const LeaseRow& lease);
   Status DeleteLease(int64_t id);
   Status SetMeta(std::string_view name, int64_t value);
+  Status PutRequest(const RequestRow& row);
+  Status DeleteRequest(const std::string& id);
 
   // Reads (see the open batch's writes).
   Result<int64_t> GetMeta(std::string_view name, int64_t default_value);
@@ -87,6 +97,7 @@ class SqliteBackend {
   Status ScanRows(int64_t from_rev, const std::function<bool(RevisionRow&&)>& visit,
                   bool with_values = true);
   Status ScanLeases(const std::function<void(const LeaseRow&)>& visit);
+  Status ScanRequests(const std::function<void(RequestRow&&)>& visit);
 
   // Bytes the database file occupies (page_count * page_size).
   Result<int64_t> SizeBytes();
@@ -110,6 +121,8 @@ class SqliteBackend {
   sqlite3_stmt* delete_lease_ = nullptr;
   sqlite3_stmt* set_meta_ = nullptr;
   sqlite3_stmt* get_meta_ = nullptr;
+  sqlite3_stmt* put_request_ = nullptr;
+  sqlite3_stmt* delete_request_ = nullptr;
 };
 
 // Maps an SQLite result code to a Status, keeping the extended code and

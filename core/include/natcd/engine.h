@@ -26,7 +26,9 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -92,6 +94,16 @@ class Engine final : public EventSource {
   // rows dropped by compaction.
   Status Commit();
 
+  // Idempotent retries. RememberRequest records, in the open batch (so it is
+  // durable exactly when the write it answers is), the outcome of the write
+  // just applied for a request that carried `id`; the outcome is opaque
+  // bytes chosen by the caller. FindRequest returns it while the wall clock
+  // is before expires_at_ms, else null. Expired records are removed, a
+  // bounded number per Commit.
+  Status RememberRequest(const std::string& id, int64_t expires_at_ms, std::string outcome);
+  const std::string* FindRequest(const std::string& id);
+  size_t remembered_requests() const { return requests_.size(); }
+
   // Typed conveniences over Prepare + Apply (they do not Commit).
   Result<PutResponse> Put(const PutRequest& request);
   Result<DeleteRangeResponse> DeleteRange(const DeleteRangeRequest& request);
@@ -152,6 +164,7 @@ class Engine final : public EventSource {
   Result<LeaseExpireResponse> ApplyLeaseExpire(const LeaseExpireRequest& request);
   Result<LeaseCheckpointResponse> ApplyLeaseCheckpoint(const LeaseCheckpointRequest& request);
   Status RemoveLease(int64_t id);
+  Status ForgetExpiredRequests(size_t max);
   template <typename Resp>
   Result<Resp> ApplyAs(WriteRequest request);
 
@@ -162,6 +175,13 @@ class Engine final : public EventSource {
   int64_t committed_revision_ = 0;
   uint64_t applied_index_ = 0;
   Status failed_;
+  struct Remembered {
+    int64_t expires_at_ms;
+    std::string outcome;
+  };
+  std::unordered_map<std::string, Remembered> requests_;
+  // (expires_at_ms, id) of every remembered request, for pruning.
+  std::set<std::pair<int64_t, std::string>> requests_by_expiry_;
 };
 
 }  // namespace natcd
