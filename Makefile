@@ -21,7 +21,7 @@ endif
 CXX := g++
 CC := gcc
 WARN := -Wall -Wextra -Werror
-CXXFLAGS := -std=c++20 -O2 -g $(WARN) -Icore/include -Icore -Iadapters -Itests -I$(BUILD)/gen
+CXXFLAGS := -std=c++20 -O2 -g $(WARN) -I. -Icore/include -Icore -Itests -I$(BUILD)/gen
 CFLAGS := -std=c11 -O2 -g $(WARN) -Iadapters -I$(BUILD)/gen
 LDFLAGS :=
 ifneq ($(SANITIZE),)

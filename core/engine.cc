@@ -214,8 +214,9 @@ Status Engine::Commit() {
   committed_revision_ = kv.revision();
   std::vector<Event> events = kv.TakeEvents();
   if (!events.empty()) {
-    watches_->Notify(std::make_shared<const std::vector<Event>>(std::move(events)),
-                     committed_revision_);
+    auto batch = std::make_shared<const std::vector<Event>>(std::move(events));
+    if (options_.retain_committed_events) committed_events_.push_back(batch);
+    watches_->Notify(std::move(batch), committed_revision_);
   }
   return Status::OK();
 }

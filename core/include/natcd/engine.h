@@ -29,6 +29,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -71,6 +72,8 @@ struct EngineOptions {
   // Rows dropped by compaction removed per Commit, so that compaction never
   // stalls writes.
   size_t compaction_rows_per_commit = 1'000;
+  // Keep each Commit's events for TakeCommittedEvents.
+  bool retain_committed_events = false;
   WatchHubOptions watch;
 };
 
@@ -135,6 +138,12 @@ class Engine final : public EventSource {
 
   WatchHub& watches() { return *watches_; }
 
+  // The events of every Commit since the last call, oldest first (only when
+  // EngineOptions::retain_committed_events; the node publishes them).
+  std::vector<std::shared_ptr<const std::vector<Event>>> TakeCommittedEvents() {
+    return std::exchange(committed_events_, {});
+  }
+
   // ---- EventSource (for the watch hub) ----
   // The revision of the last Commit.
   int64_t CurrentRevision() const override { return committed_revision_; }
@@ -180,6 +189,7 @@ class Engine final : public EventSource {
     std::string outcome;
   };
   std::unordered_map<std::string, Remembered> requests_;
+  std::vector<std::shared_ptr<const std::vector<Event>>> committed_events_;
   // (expires_at_ms, id) of every remembered request, for pruning.
   std::set<std::pair<int64_t, std::string>> requests_by_expiry_;
 };

@@ -1,0 +1,80 @@
+// Node: one natcd member serving the wire contract (docs/PROTOCOL.md) over a
+// NATS connection the caller owns.
+//
+// Threads. nats.c delivers each subscription's messages on its own thread;
+// those callbacks only decode and validate a request and queue it. One
+// engine thread owns the Engine: it takes every queued request at once,
+// applies the writes, serves the reads, commits the whole batch with one
+// fsync (group commit), and only then replies, publishes the batch's events
+// on P.ev.* and feeds the watches. Nothing on a NATS callback thread ever
+// waits for the disk.
+//
+// Replies are written to the socket at once (the connection should be
+// created with natsOptions_SetSendAsap): nats.c's default flusher batches on
+// a ~1 ms cycle, which would add a millisecond to every lone request.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "natcd/clock.h"
+#include "natcd/engine.h"
+#include "natcd/status.h"
+
+namespace natcd::nats {
+
+struct NodeOptions {
+  std::string prefix = "natcd";  // P in P.kv.range...
+  std::string name = "natcd-1";  // this member's name
+  std::string instance_id;       // micro-services instance id; random when empty
+  std::string version = "0.1.0";
+  uint64_t cluster_id = 0;  // 0: derived from prefix and name
+  uint64_t member_id = 0;   // 0: derived from name
+  EngineOptions engine;     // db_path, clock, limits; clock required
+
+  size_t request_bytes_max = 1'572'864;    // etcd's --max-request-bytes
+  int64_t request_id_window_ms = 120'000;  // how long a Natcd-Request-Id is remembered
+
+  // Watches over NATS (see docs/PROTOCOL.md "Watch delivery").
+  size_t watch_window_messages = 64;             // unacknowledged messages per watch
+  size_t watch_message_events_max = 1'000;       // events per message (whole revisions)
+  int64_t watch_heartbeat_ms = 5'000;            // idle watches get a progress message this often
+  int64_t watch_ack_timeout_ms = 15'000;         // no ack for this long: the client is gone
+  int64_t watch_progress_interval_ms = 600'000;  // progress_notify watches (etcd: 10 min)
+
+  int64_t lease_check_interval_ms = 100;
+  int64_t lease_checkpoint_interval_ms = 5'000;
+};
+
+class Node {
+ public:
+  // Opens the engine, subscribes every subject and starts the engine thread.
+  static Result<std::unique_ptr<Node>> Start(natsConnection* nc, const NodeOptions& options);
+  // Stop() if still running.
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Clean shutdown: stop taking requests, answer and commit what is queued,
+  // cancel every watch with a reason, close the database. Idempotent.
+  void Stop();
+
+  // The NATS connection was lost / is back (wire these to nats.c's
+  // disconnected and reconnected callbacks). While disconnected no lease
+  // expires (its holder could not renew it); on reconnect every lease gets
+  // its remaining TTL again, as after a leader change.
+  void OnDisconnected();
+  void OnReconnected();
+
+  const NodeOptions& options() const;
+
+ private:
+  struct Impl;
+  explicit Node(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace natcd::nats

@@ -1,0 +1,39 @@
+#include "adapters/nats/reply.h"
+
+#include <string>
+
+#include "adapters/nats/wire.h"
+
+namespace natcd::nats {
+
+natsStatus Respond(natsConnection* nc, const char* reply, const std::string& body, bool json) {
+  if (reply == nullptr || reply[0] == '\0') return NATS_OK;
+  if (!json) {
+    return natsConnection_Publish(nc, reply, body.data(), static_cast<int>(body.size()));
+  }
+  natsMsg* msg = nullptr;
+  natsStatus s = natsMsg_Create(&msg, reply, nullptr, body.data(), static_cast<int>(body.size()));
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, kContentTypeHeader, kJsonContentType);
+  if (s == NATS_OK) s = natsConnection_PublishMsg(nc, msg);
+  natsMsg_Destroy(msg);
+  return s;
+}
+
+natsStatus RespondError(natsConnection* nc, const char* reply, const ServiceError& error) {
+  if (reply == nullptr || reply[0] == '\0') return NATS_OK;
+  natsMsg* msg = nullptr;
+  std::string code = std::to_string(error.code);
+  // Header values cannot hold line breaks.
+  std::string text = error.text;
+  for (char& c : text) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  natsStatus s = natsMsg_Create(&msg, reply, nullptr, nullptr, 0);
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, kServiceErrorCodeHeader, code.c_str());
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, kServiceErrorHeader, text.c_str());
+  if (s == NATS_OK) s = natsConnection_PublishMsg(nc, msg);
+  natsMsg_Destroy(msg);
+  return s;
+}
+
+}  // namespace natcd::nats

@@ -1,0 +1,21 @@
+// Publishing replies and error replies. Thread-safe (natsConnection is).
+#pragma once
+
+#include <nats/nats.h>
+
+#include <string>
+
+#include "adapters/nats/service_error.h"
+
+namespace natcd::nats {
+
+inline constexpr const char* kServiceErrorHeader = "Nats-Service-Error";
+inline constexpr const char* kServiceErrorCodeHeader = "Nats-Service-Error-Code";
+
+// Publishes body to reply (nothing when reply is null or empty); with
+// Content-Type: application/json when json.
+natsStatus Respond(natsConnection* nc, const char* reply, const std::string& body, bool json);
+// An error reply: empty body and the NATS service-error headers.
+natsStatus RespondError(natsConnection* nc, const char* reply, const ServiceError& error);
+
+}  // namespace natcd::nats

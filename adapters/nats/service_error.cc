@@ -1,0 +1,51 @@
+#include "adapters/nats/service_error.h"
+
+namespace natcd::nats {
+
+ServiceError ToServiceError(const Status& status) {
+  using Code = Status::Code;
+  ServiceError out;
+  out.text = status.ToString();
+  switch (status.code()) {
+    case Code::kOk:
+      out.code = 200;
+      break;
+    case Code::kInvalidArgument:
+    case Code::kNotFound:
+    case Code::kFutureRevision:
+      out.code = 400;
+      break;
+    case Code::kLeaseNotFound:
+      out.code = 404;
+      break;
+    case Code::kTimeout:
+      out.code = 408;
+      break;
+    case Code::kLeaseExists:
+      out.code = 409;
+      break;
+    case Code::kCompacted:
+      out.code = 410;
+      break;
+    case Code::kTooLarge:
+      // An oversized request is 413; a TTL above the maximum is a bad argument.
+      out.code = status.name() == "ErrLeaseTTLTooLarge" ? 400 : 413;
+      break;
+    case Code::kTooManyRequests:
+      out.code = 429;
+      break;
+    case Code::kUnavailable:
+    case Code::kNotLeader:
+    case Code::kBusy:
+      out.code = 503;
+      break;
+    case Code::kIOError:
+    case Code::kCorruption:
+    case Code::kInternal:
+      out.code = 500;
+      break;
+  }
+  return out;
+}
+
+}  // namespace natcd::nats

@@ -1,0 +1,133 @@
+#include "adapters/nats/watch_streams.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "adapters/nats/reply.h"
+#include "adapters/nats/wire.h"
+
+namespace natcd::nats {
+namespace {
+
+// Room left in a message for everything but the events.
+constexpr size_t kMessageOverheadBytes = 1024;
+
+}  // namespace
+
+void WatchStreams::Add(WatchId id, std::string deliver_subject, bool json) {
+  Stream& stream = streams_[id];
+  stream.deliver_subject = std::move(deliver_subject);
+  stream.json = json;
+  stream.last_sent_ms = clock_->MonotonicMs();
+}
+
+void WatchStreams::Ack(WatchId id, uint64_t seq) {
+  auto it = streams_.find(id);
+  if (it == streams_.end()) return;
+  auto& unacked = it->second.unacked;
+  while (!unacked.empty() && unacked.front().first <= seq) unacked.pop_front();
+}
+
+void WatchStreams::Publish(Stream& stream, const std::string& body) {
+  // A failed publish (connection closed, reconnect buffer full) shows up to
+  // the client as a seq gap; it then re-creates the watch.
+  (void)Respond(nc_, stream.deliver_subject.c_str(), body, stream.json);
+  int64_t now = clock_->MonotonicMs();
+  stream.unacked.emplace_back(stream.next_seq, now);
+  ++stream.next_seq;
+  stream.last_sent_ms = now;
+}
+
+void WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message) {
+  const size_t payload_max = static_cast<size_t>(std::max<int64_t>(
+      natsConnection_GetMaxPayload(nc_), static_cast<int64_t>(2 * kMessageOverheadBytes)));
+  const size_t events_bytes_max = payload_max - kMessageOverheadBytes;
+
+  ProtoArena arena;
+  std::vector<Natcd__V1__Event*> events;
+  std::vector<size_t> sizes;
+  events.reserve(message.events.size());
+  for (const EventRef& event : message.events) {
+    events.push_back(ToProto(*event, message.prev_kv, &arena));
+    // Field tag, length prefix and the event itself.
+    sizes.push_back(protobuf_c_message_get_packed_size(&events.back()->base) + 6);
+  }
+  ResponseHeader header;
+  header.revision = message.revision;
+
+  size_t begin = 0;
+  do {
+    size_t end = begin;
+    size_t bytes = 0;
+    while (end < events.size() && (end == begin || bytes + sizes[end] <= events_bytes_max)) {
+      bytes += sizes[end];
+      ++end;
+    }
+    const bool last = end >= events.size();
+    Natcd__V1__WatchResponse response;
+    natcd__v1__watch_response__init(&response);
+    response.header = ToProto(header, header_, &arena);
+    response.watch_id = id;
+    response.n_events = end - begin;
+    response.events = events.data() + begin;
+    response.seq = stream.next_seq;
+    // Split inside one revision: etcd's fragment flag says more follows.
+    response.fragment = !last && events[end - 1]->kv->mod_revision == events[end]->kv->mod_revision;
+    if (last) {
+      response.canceled = message.canceled;
+      response.cancel_reason = message.canceled ? const_cast<char*>(message.cancel_reason.c_str())
+                                                : const_cast<char*>("");
+      response.compact_revision = message.compact_revision;
+    }
+    Publish(stream, EncodeMessage(&response.base, stream.json));
+    begin = end;
+  } while (begin < events.size());
+}
+
+void WatchStreams::Deliver() {
+  for (WatchId id : hub_->Ready()) {
+    auto it = streams_.find(id);
+    if (it == streams_.end()) continue;
+    Stream& stream = it->second;
+    WatchMessage message;
+    while (stream.unacked.size() < options_.window_messages &&
+           hub_->Poll(id, options_.message_events_max, &message)) {
+      Send(id, stream, message);
+      if (message.canceled) {
+        streams_.erase(it);
+        break;
+      }
+      message = WatchMessage{};
+    }
+  }
+}
+
+void WatchStreams::Tick() {
+  const int64_t now = clock_->MonotonicMs();
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    Stream& stream = it->second;
+    if (!stream.unacked.empty() && now - stream.unacked.front().second > options_.ack_timeout_ms) {
+      // The client stopped acknowledging: it is gone (or hopelessly slow).
+      WatchId id = it->first;
+      (void)hub_->Cancel(id);
+      ++reclaimed_;
+      WatchMessage bye;
+      bye.watch_id = id;
+      bye.revision = hub_source_revision();
+      bye.canceled = true;
+      bye.cancel_reason = "watch reclaimed: no acknowledgement for " +
+                          std::to_string(options_.ack_timeout_ms) + " ms";
+      Send(id, stream, bye);  // best effort: the client is probably gone
+      it = streams_.erase(it);
+      continue;
+    }
+    if (stream.unacked.empty() && now - stream.last_sent_ms >= options_.heartbeat_ms) {
+      // Asks for a progress message; it comes once the watch is synced.
+      (void)hub_->RequestProgress(it->first);
+      stream.last_sent_ms = now;
+    }
+    ++it;
+  }
+}
+
+}  // namespace natcd::nats

@@ -1,0 +1,85 @@
+// WatchStreams: watches delivered over NATS. Each watch publishes
+// WatchResponse messages to its client's deliver_subject, numbered by seq
+// (1, 2, 3... no gaps). The client acknowledges cumulatively (WatchAck
+// {watch_id, seq}); at most window messages are unacknowledged, so what a
+// watch has in flight is bounded. Beyond that the events wait in the watch
+// hub's bounded queue, and a watch whose queue overflows is canceled with
+// "slow consumer".
+//
+// Liveness: a watch with nothing to send for heartbeat_ms gets a progress
+// message (which must be acknowledged too); a watch whose oldest
+// unacknowledged message is older than ack_timeout_ms is reclaimed (its
+// client is gone), so a vanished client costs at most heartbeat_ms +
+// ack_timeout_ms of server memory.
+//
+// Engine thread only.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "adapters/nats/convert.h"
+#include "natcd/clock.h"
+#include "natcd/watch_hub.h"
+
+namespace natcd::nats {
+
+struct WatchStreamOptions {
+  size_t window_messages = 64;
+  size_t message_events_max = 1'000;
+  int64_t heartbeat_ms = 5'000;
+  int64_t ack_timeout_ms = 15'000;
+};
+
+class WatchStreams {
+ public:
+  WatchStreams(natsConnection* nc, WatchHub* hub, EventSource* source, Clock* clock,
+               WatchStreamOptions options, HeaderInfo header)
+      : nc_(nc), hub_(hub), source_(source), clock_(clock), options_(options), header_(header) {}
+
+  // Registers a watch the hub has just created.
+  void Add(WatchId id, std::string deliver_subject, bool json);
+  bool Has(WatchId id) const { return streams_.count(id) != 0; }
+  // Cumulative acknowledgement of every message up to seq.
+  void Ack(WatchId id, uint64_t seq);
+  // Forgets a watch the hub already removed.
+  void Remove(WatchId id) { streams_.erase(id); }
+
+  // Publishes what the hub has for every watch with room in its window.
+  void Deliver();
+  // Heartbeats and reclaiming of watches whose client is gone.
+  void Tick();
+
+  size_t size() const { return streams_.size(); }
+  uint64_t reclaimed() const { return reclaimed_; }
+
+ private:
+  struct Stream {
+    std::string deliver_subject;
+    bool json = false;
+    uint64_t next_seq = 1;
+    // Sent but not acknowledged: (seq, sent at ms), oldest first.
+    std::deque<std::pair<uint64_t, int64_t>> unacked;
+    int64_t last_sent_ms = 0;
+  };
+  // Publishes one hub message (split into fragments when it would exceed the
+  // server's max payload).
+  void Send(WatchId id, Stream& stream, const WatchMessage& message);
+  void Publish(Stream& stream, const std::string& body);
+  int64_t hub_source_revision() const { return source_ ? source_->CurrentRevision() : 0; }
+
+  natsConnection* nc_;
+  WatchHub* hub_;
+  EventSource* source_;
+  Clock* clock_;
+  WatchStreamOptions options_;
+  HeaderInfo header_;
+  std::map<WatchId, Stream> streams_;
+  uint64_t reclaimed_ = 0;
+};
+
+}  // namespace natcd::nats

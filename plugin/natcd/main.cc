@@ -1,0 +1,223 @@
+// natcd: the daemon. Attaches to a NATS deployment (or starts an embedded
+// nats-server when no URL is configured) and serves the natcd wire contract
+// (docs/PROTOCOL.md) as one member.
+//
+// Configuration: config/natcd.conf (or --config FILE), overridden by
+// NATCD_* environment variables, overridden by flags. `natcd --help` lists
+// every setting.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "adapters/nats/node.h"
+#include "natcd/clock.h"
+#include "plugin/natcd/embedded_nats.h"
+
+namespace {
+
+struct Settings {
+  std::string nats_url;
+  std::string data_dir = "data";
+  std::string prefix = "natcd";
+  std::string name = "natcd-1";
+  std::string creds;
+  std::string user;
+  std::string password;
+  std::string token;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string nats_server_bin = "nats-server";
+  int embedded_port = 4222;
+  int64_t max_txn_ops = 128;
+  int64_t max_request_bytes = 1'572'864;
+  int64_t lease_ttl_min_s = 2;
+  int64_t watch_window = 64;
+  int64_t watch_heartbeat_ms = 5'000;
+  int64_t watch_ack_timeout_ms = 15'000;
+  int64_t watch_progress_interval_ms = 600'000;
+  int64_t watch_queue_events = 10'000;
+  std::string log_level = "info";
+};
+
+// Connection callbacks reach the node through this (set once the node runs).
+struct ConnectionEvents {
+  std::atomic<natcd::nats::Node*> node{nullptr};
+};
+
+void OnDisconnected(natsConnection*, void* closure) {
+  spdlog::warn("NATS connection lost; reconnecting");
+  if (auto* node = static_cast<ConnectionEvents*>(closure)->node.load()) node->OnDisconnected();
+}
+
+void OnReconnected(natsConnection* nc, void* closure) {
+  char url[256] = "";
+  natsConnection_GetConnectedUrl(nc, url, sizeof url);
+  spdlog::info("NATS reconnected to {}", url);
+  if (auto* node = static_cast<ConnectionEvents*>(closure)->node.load()) node->OnReconnected();
+}
+
+natsStatus Connect(const Settings& s, ConnectionEvents* events, natsConnection** nc) {
+  natsOptions* opts = nullptr;
+  natsStatus st = natsOptions_Create(&opts);
+  if (st == NATS_OK) st = natsOptions_SetURL(opts, s.nats_url.c_str());
+  if (st == NATS_OK) st = natsOptions_SetName(opts, ("natcd " + s.name).c_str());
+  // Reply at once instead of on nats.c's ~1 ms flusher cycle.
+  if (st == NATS_OK) st = natsOptions_SetSendAsap(opts, true);
+  // Reconnect for ever, with backoff and jitter; buffer what is published
+  // meanwhile (events and watch messages; watches detect a loss by seq).
+  if (st == NATS_OK) st = natsOptions_SetMaxReconnect(opts, -1);
+  if (st == NATS_OK) st = natsOptions_SetReconnectWait(opts, 250);
+  if (st == NATS_OK) st = natsOptions_SetReconnectJitter(opts, 100, 1000);
+  if (st == NATS_OK) st = natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
+  if (st == NATS_OK) st = natsOptions_SetDisconnectedCB(opts, OnDisconnected, events);
+  if (st == NATS_OK) st = natsOptions_SetReconnectedCB(opts, OnReconnected, events);
+  if (st == NATS_OK && !s.user.empty()) {
+    st = natsOptions_SetUserInfo(opts, s.user.c_str(), s.password.c_str());
+  }
+  if (st == NATS_OK && !s.token.empty()) st = natsOptions_SetToken(opts, s.token.c_str());
+  if (st == NATS_OK && !s.creds.empty()) {
+    st = natsOptions_SetUserCredentialsFromFiles(opts, s.creds.c_str(), nullptr);
+  }
+  if (st == NATS_OK && (!s.tls_ca.empty() || !s.tls_cert.empty())) {
+    st = natsOptions_SetSecure(opts, true);
+    if (st == NATS_OK && !s.tls_ca.empty()) {
+      st = natsOptions_LoadCATrustedCertificates(opts, s.tls_ca.c_str());
+    }
+    if (st == NATS_OK && !s.tls_cert.empty()) {
+      st = natsOptions_LoadCertificatesChain(opts, s.tls_cert.c_str(), s.tls_key.c_str());
+    }
+  }
+  if (st == NATS_OK) st = natsConnection_Connect(nc, opts);
+  natsOptions_Destroy(opts);
+  return st;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  CLI::App app{
+      "natcd: etcd's guarantees (revisions, watches, leases, txn) over NATS subjects.\n"
+      "Settings come from the config file, then NATCD_* environment variables, then "
+      "flags (flags win)."};
+  app.set_config("--config", "config/natcd.conf", "TOML config file (missing default is fine)");
+  auto add = [&](const char* flag, auto& value, const char* env, const char* help) {
+    return app.add_option(flag, value, help)->envname(env)->capture_default_str();
+  };
+  add("--nats-url", s.nats_url, "NATCD_NATS_URL",
+      "NATS server URL(s), comma-separated; empty: start an embedded nats-server on loopback");
+  add("--data-dir", s.data_dir, "NATCD_DATA_DIR", "where the database lives");
+  add("--prefix", s.prefix, "NATCD_PREFIX", "subject prefix P (P.kv.put...)");
+  add("--name", s.name, "NATCD_NAME", "this member's name");
+  add("--creds", s.creds, "NATCD_CREDS", "NATS credentials file (JWT + nkey)");
+  add("--user", s.user, "NATCD_USER", "NATS user");
+  add("--password", s.password, "NATCD_PASSWORD", "NATS password");
+  add("--token", s.token, "NATCD_TOKEN", "NATS token");
+  add("--tls-ca", s.tls_ca, "NATCD_TLS_CA", "CA certificate file for the NATS server");
+  add("--tls-cert", s.tls_cert, "NATCD_TLS_CERT", "client certificate file");
+  add("--tls-key", s.tls_key, "NATCD_TLS_KEY", "client key file");
+  add("--nats-server-bin", s.nats_server_bin, "NATCD_NATS_SERVER_BIN",
+      "nats-server binary for the embedded default");
+  add("--embedded-port", s.embedded_port, "NATCD_EMBEDDED_PORT",
+      "port for the embedded nats-server (a free one if taken)");
+  add("--max-txn-ops", s.max_txn_ops, "NATCD_MAX_TXN_OPS", "most operations in one txn");
+  add("--max-request-bytes", s.max_request_bytes, "NATCD_MAX_REQUEST_BYTES",
+      "largest request body");
+  add("--lease-ttl-min", s.lease_ttl_min_s, "NATCD_LEASE_TTL_MIN",
+      "shorter lease TTLs are raised to this (seconds)");
+  add("--watch-window", s.watch_window, "NATCD_WATCH_WINDOW", "unacknowledged messages per watch");
+  add("--watch-queue-events", s.watch_queue_events, "NATCD_WATCH_QUEUE_EVENTS",
+      "events a watch may have waiting before it is canceled as a slow consumer");
+  add("--watch-heartbeat-ms", s.watch_heartbeat_ms, "NATCD_WATCH_HEARTBEAT_MS",
+      "idle watches get a progress message this often");
+  add("--watch-ack-timeout-ms", s.watch_ack_timeout_ms, "NATCD_WATCH_ACK_TIMEOUT_MS",
+      "a watch unacknowledged this long is reclaimed");
+  add("--watch-progress-interval-ms", s.watch_progress_interval_ms,
+      "NATCD_WATCH_PROGRESS_INTERVAL_MS", "progress notifications for progress_notify watches");
+  add("--log-level", s.log_level, "NATCD_LOG_LEVEL", "trace, debug, info, warn, error");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(s.log_level));
+
+  // Signals are taken by sigwait in main; every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::error_code ec;
+  std::filesystem::create_directories(s.data_dir, ec);
+  if (ec) {
+    spdlog::error("cannot create data dir {}: {}", s.data_dir, ec.message());
+    return 1;
+  }
+
+  std::unique_ptr<natcd::EmbeddedNats> embedded;
+  if (s.nats_url.empty()) {
+    auto started = natcd::EmbeddedNats::Start(s.nats_server_bin, s.embedded_port,
+                                              s.data_dir + "/nats-server.log");
+    if (!started.ok()) {
+      spdlog::error("embedded nats-server: {}", started.status().ToString());
+      return 1;
+    }
+    embedded = std::move(started).value();
+    s.nats_url = embedded->url();
+    spdlog::info("started embedded nats-server at {} (log: {}/nats-server.log)", s.nats_url,
+                 s.data_dir);
+  }
+
+  ConnectionEvents events;
+  natsConnection* nc = nullptr;
+  natsStatus st = Connect(s, &events, &nc);
+  if (st != NATS_OK) {
+    spdlog::error("connect to {}: {}", s.nats_url, natsStatus_GetText(st));
+    return 1;
+  }
+
+  natcd::SystemClock clock;
+  natcd::nats::NodeOptions options;
+  options.prefix = s.prefix;
+  options.name = s.name;
+  options.engine.db_path = s.data_dir + "/natcd.db";
+  options.engine.clock = &clock;
+  options.engine.seed = std::random_device{}();
+  options.engine.max_txn_ops = s.max_txn_ops;
+  options.engine.lease_ttl_s_min = s.lease_ttl_min_s;
+  options.engine.watch.watch_queue_events_max = static_cast<size_t>(s.watch_queue_events);
+  options.request_bytes_max = static_cast<size_t>(s.max_request_bytes);
+  options.watch_window_messages = static_cast<size_t>(s.watch_window);
+  options.watch_heartbeat_ms = s.watch_heartbeat_ms;
+  options.watch_ack_timeout_ms = s.watch_ack_timeout_ms;
+  options.watch_progress_interval_ms = s.watch_progress_interval_ms;
+  auto node = natcd::nats::Node::Start(nc, options);
+  if (!node.ok()) {
+    spdlog::error("start: {}", node.status().ToString());
+    natsConnection_Destroy(nc);
+    return 1;
+  }
+  events.node = node->get();
+  // Tests and scripts wait for this line.
+  printf("natcd %s serving %s.> on %s (data: %s)\n", s.name.c_str(), s.prefix.c_str(),
+         s.nats_url.c_str(), options.engine.db_path.c_str());
+  fflush(stdout);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {}: shutting down", sig);
+  events.node = nullptr;
+  (*node)->Stop();
+  node->reset();
+  natsConnection_Destroy(nc);
+  embedded.reset();
+  nats_Close();
+  return 0;
+}
