@@ -29,3 +29,21 @@ $(NODE_LIB): $(NODE_OBJS)
 $(NATCD_BIN): $(NATCD_OBJS) $(SERVER_LIBS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(NATCD_OBJS) $(SERVER_LIBS) $(SERVER_LDLIBS)
+
+NATCD_TEST_SRCS := $(sort $(wildcard tests/natcd/*_test.cc)) tests/support/nats_server.cc \
+  tests/support/natcd_process.cc tests/support/wire_client.cc tests/test_main.cc
+NATCD_TEST_OBJS := $(NATCD_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
+NATCD_TESTS := $(BUILD)/bin/natcd_tests
+
+ALL_TARGETS += $(NATCD_TESTS)
+CHECK_TARGETS += check-natcd
+
+$(NATCD_TEST_OBJS): | $(NATS_PB_H)
+
+$(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NATS_LIB) -lgtest $(NATS_LIBS)
+
+.PHONY: check-natcd
+check-natcd: $(NATCD_TESTS) $(NATCD_BIN)
+	NATCD_BIN=$(abspath $(NATCD_BIN)) $(NATCD_TESTS) --gtest_brief=1
