@@ -145,6 +145,7 @@ struct Node::Impl {
   bool stopped = false;
 
   // Engine thread only.
+  std::unique_ptr<AutoCompactor> compactor;
   bool leases_paused = false;
   int64_t next_lease_check_ms = 0;
   int64_t next_checkpoint_ms = 0;
@@ -206,6 +207,10 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts) {
   streams = std::make_unique<WatchStreams>(nc, &engine->watches(), engine.get(),
                                            options.engine.clock, stream_options, header);
   publisher = std::make_unique<EventPublisher>(nc, options.prefix);
+  compactor = std::make_unique<AutoCompactor>(
+      options.auto_compaction_mode, options.auto_compaction_mode == AutoCompactor::Mode::kPeriodic
+                                        ? options.auto_compaction_retention * 1000
+                                        : options.auto_compaction_retention);
 
   using K = EndpointKind;
   AddEndpoint("kv_range", "kv.range", true, K::kRange, &natcd__v1__range_request__descriptor);
@@ -673,6 +678,10 @@ void Node::Impl::Timers() {
     if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints()) {
       (void)engine->Apply(*due);
     }
+  }
+  if (std::optional<int64_t> due =
+          compactor->Due(now, engine->revision(), engine->CompactRevision())) {
+    (void)engine->Apply(CompactionRequest{*due, false});
   }
   if (now >= next_watch_tick_ms) {
     next_watch_tick_ms = now + std::max<int64_t>(1, options.watch_heartbeat_ms / 5);

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "natcd/auto_compactor.h"
 #include "natcd/clock.h"
 #include "natcd/engine.h"
 #include "natcd/status.h"
@@ -44,6 +45,12 @@ struct NodeOptions {
   int64_t watch_heartbeat_ms = 5'000;            // idle watches get a progress message this often
   int64_t watch_ack_timeout_ms = 15'000;         // no ack for this long: the client is gone
   int64_t watch_progress_interval_ms = 600'000;  // progress_notify watches (etcd: 10 min)
+
+  // Auto-compaction (etcd's --auto-compaction-mode/-retention): off,
+  // revision (keep the last `retention` revisions) or periodic (keep
+  // `retention` seconds of history).
+  AutoCompactor::Mode auto_compaction_mode = AutoCompactor::Mode::kOff;
+  int64_t auto_compaction_retention = 0;
 
   int64_t lease_check_interval_ms = 100;
   int64_t lease_checkpoint_interval_ms = 5'000;

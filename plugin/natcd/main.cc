@@ -44,6 +44,8 @@ struct Settings {
   int64_t watch_ack_timeout_ms = 15'000;
   int64_t watch_progress_interval_ms = 600'000;
   int64_t watch_queue_events = 10'000;
+  std::string auto_compaction_mode = "off";
+  int64_t auto_compaction_retention = 0;
   std::string log_level = "info";
 };
 
@@ -142,6 +144,11 @@ int main(int argc, char** argv) {
       "a watch unacknowledged this long is reclaimed");
   add("--watch-progress-interval-ms", s.watch_progress_interval_ms,
       "NATCD_WATCH_PROGRESS_INTERVAL_MS", "progress notifications for progress_notify watches");
+  add("--auto-compaction-mode", s.auto_compaction_mode, "NATCD_AUTO_COMPACTION_MODE",
+      "off, revision or periodic")
+      ->check(CLI::IsMember({"off", "revision", "periodic"}));
+  add("--auto-compaction-retention", s.auto_compaction_retention, "NATCD_AUTO_COMPACTION_RETENTION",
+      "revision mode: revisions to keep; periodic mode: seconds of history to keep");
   add("--log-level", s.log_level, "NATCD_LOG_LEVEL", "trace, debug, info, warn, error");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(s.log_level));
@@ -198,6 +205,11 @@ int main(int argc, char** argv) {
   options.watch_heartbeat_ms = s.watch_heartbeat_ms;
   options.watch_ack_timeout_ms = s.watch_ack_timeout_ms;
   options.watch_progress_interval_ms = s.watch_progress_interval_ms;
+  options.auto_compaction_mode =
+      s.auto_compaction_mode == "revision"   ? natcd::AutoCompactor::Mode::kRevision
+      : s.auto_compaction_mode == "periodic" ? natcd::AutoCompactor::Mode::kPeriodic
+                                             : natcd::AutoCompactor::Mode::kOff;
+  options.auto_compaction_retention = s.auto_compaction_retention;
   auto node = natcd::nats::Node::Start(nc, options);
   if (!node.ok()) {
     spdlog::error("start: {}", node.status().ToString());
