@@ -21,11 +21,15 @@ class EventPublisher {
   // the connection (it was closed or its reconnect buffer was full).
   size_t Publish(const std::vector<Event>& events);
   uint64_t published() const { return published_; }
+  // Events not published because their subject would be longer than
+  // kEventSubjectBytesMax (keys of about 4 KB and more).
+  uint64_t skipped() const { return skipped_; }
 
  private:
   natsConnection* nc_;
   std::string prefix_;
   uint64_t published_ = 0;
+  uint64_t skipped_ = 0;
 };
 
 }  // namespace natcd::nats
