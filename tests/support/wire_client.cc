@@ -2,12 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "adapters/nats/json_codec.h"
 
 namespace natcd::testing {
 
 ProtobufCBinaryData Bytes(const std::string& s) {
   return ProtobufCBinaryData{s.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(s.data()))};
+}
+
+ProtobufCBinaryData Bytes(const char* s) {
+  return ProtobufCBinaryData{strlen(s), reinterpret_cast<uint8_t*>(const_cast<char*>(s))};
 }
 
 WireClient::WireClient(const std::string& url, std::string prefix) : prefix_(std::move(prefix)) {

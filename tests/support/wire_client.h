@@ -67,6 +67,11 @@ class WireClient {
   natsConnection* nc_ = nullptr;
 };
 
+// Points at s's bytes: s must outlive the use (never a temporary).
 ProtobufCBinaryData Bytes(const std::string& s);
+// Points at a string literal (or any NUL-terminated string that outlives the
+// use); chosen over the std::string overload for literals, which would
+// otherwise bind to a temporary.
+ProtobufCBinaryData Bytes(const char* s);
 
 }  // namespace natcd::testing
