@@ -566,7 +566,8 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
         fail(created.status());
         break;
       }
-      streams->Add(*created, deliver, json);
+      streams->Add(*created, deliver, json,
+                   watch.start_revision > 0 ? watch.start_revision - 1 : committed.revision);
       response.watch_id = *created;
       response.created = true;
       ok(&response.base);
@@ -684,7 +685,11 @@ void Node::Impl::Timers() {
     (void)engine->Apply(CompactionRequest{*due, false});
   }
   if (now >= next_watch_tick_ms) {
-    next_watch_tick_ms = now + std::max<int64_t>(1, options.watch_heartbeat_ms / 5);
+    // Often enough for both the heartbeat and the ack timeout (either may be
+    // the shorter).
+    next_watch_tick_ms =
+        now + std::max<int64_t>(
+                  1, std::min(options.watch_heartbeat_ms, options.watch_ack_timeout_ms) / 5);
     streams->Tick();
   }
   if (now >= next_progress_ms) {
@@ -723,7 +728,7 @@ void Node::Impl::Loop() {
   }
   // Shutdown: every watch ends with a reason the client can act on.
   engine->watches().CancelAll("server shutting down");
-  streams->Deliver();
+  streams->Deliver(/*ignore_window=*/true);  // the last message, even to a full window
   (void)engine->Commit();
   natsConnection_FlushTimeout(nc, 1'000);
 }

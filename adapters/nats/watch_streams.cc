@@ -14,11 +14,13 @@ constexpr size_t kMessageOverheadBytes = 1024;
 
 }  // namespace
 
-void WatchStreams::Add(WatchId id, std::string deliver_subject, bool json) {
+void WatchStreams::Add(WatchId id, std::string deliver_subject, bool json,
+                       int64_t delivered_revision) {
   Stream& stream = streams_[id];
   stream.deliver_subject = std::move(deliver_subject);
   stream.json = json;
   stream.last_sent_ms = clock_->MonotonicMs();
+  stream.delivered_revision = delivered_revision;
 }
 
 void WatchStreams::Ack(WatchId id, uint64_t seq) {
@@ -54,6 +56,14 @@ void WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message)
   }
   ResponseHeader header;
   header.revision = message.revision;
+  // Messages hold whole revisions: after this one the client has every
+  // event up to its last event's revision, or up to a progress bookmark.
+  if (!message.events.empty()) {
+    stream.delivered_revision =
+        std::max(stream.delivered_revision, message.events.back()->kv.mod_revision);
+  } else if (message.progress) {
+    stream.delivered_revision = std::max(stream.delivered_revision, message.revision);
+  }
 
   size_t begin = 0;
   do {
@@ -84,13 +94,13 @@ void WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message)
   } while (begin < events.size());
 }
 
-void WatchStreams::Deliver() {
+void WatchStreams::Deliver(bool ignore_window) {
   for (WatchId id : hub_->Ready()) {
     auto it = streams_.find(id);
     if (it == streams_.end()) continue;
     Stream& stream = it->second;
     WatchMessage message;
-    while (stream.unacked.size() < options_.window_messages &&
+    while ((ignore_window || stream.unacked.size() < options_.window_messages) &&
            hub_->Poll(id, options_.message_events_max, &message)) {
       Send(id, stream, message);
       if (message.canceled) {
@@ -109,11 +119,23 @@ void WatchStreams::Tick() {
     if (!stream.unacked.empty() && now - stream.unacked.front().second > options_.ack_timeout_ms) {
       // The client stopped acknowledging: it is gone (or hopelessly slow).
       WatchId id = it->first;
+      // With its window full the hub's own cancel (a slow consumer) could
+      // not be sent: send it now, with its reason and resume revision.
+      WatchMessage pending;
+      if (hub_->Poll(id, options_.message_events_max, &pending) && pending.canceled) {
+        ++reclaimed_;
+        Send(id, stream, pending);
+        it = streams_.erase(it);
+        continue;
+      }
       (void)hub_->Cancel(id);
       ++reclaimed_;
       WatchMessage bye;
       bye.watch_id = id;
-      bye.revision = hub_source_revision();
+      // What the client has in full (not the store's revision: events
+      // after it were never sent, and a client that was only paused must
+      // be able to resume without a gap).
+      bye.revision = stream.delivered_revision;
       bye.canceled = true;
       bye.cancel_reason = "watch reclaimed: no acknowledgement for " +
                           std::to_string(options_.ack_timeout_ms) + " ms";

@@ -41,16 +41,20 @@ class WatchStreams {
                WatchStreamOptions options, HeaderInfo header)
       : nc_(nc), hub_(hub), source_(source), clock_(clock), options_(options), header_(header) {}
 
-  // Registers a watch the hub has just created.
-  void Add(WatchId id, std::string deliver_subject, bool json);
+  // Registers a watch the hub has just created. delivered_revision: the
+  // revision the client has everything up to (start_revision - 1, or the
+  // current revision for a watch from "now").
+  void Add(WatchId id, std::string deliver_subject, bool json, int64_t delivered_revision = 0);
   bool Has(WatchId id) const { return streams_.count(id) != 0; }
   // Cumulative acknowledgement of every message up to seq.
   void Ack(WatchId id, uint64_t seq);
   // Forgets a watch the hub already removed.
   void Remove(WatchId id) { streams_.erase(id); }
 
-  // Publishes what the hub has for every watch with room in its window.
-  void Deliver();
+  // Publishes what the hub has for every watch with room in its window
+  // (for every watch when ignore_window: at shutdown, so that every client
+  // gets its "server shutting down" cancel message).
+  void Deliver(bool ignore_window = false);
   // Heartbeats and reclaiming of watches whose client is gone.
   void Tick();
 
@@ -65,12 +69,14 @@ class WatchStreams {
     // Sent but not acknowledged: (seq, sent at ms), oldest first.
     std::deque<std::pair<uint64_t, int64_t>> unacked;
     int64_t last_sent_ms = 0;
+    // Every event of the watch up to this revision was published to the
+    // client (the resume point minus one, named in a reclaim message).
+    int64_t delivered_revision = 0;
   };
   // Publishes one hub message (split into fragments when it would exceed the
   // server's max payload).
   void Send(WatchId id, Stream& stream, const WatchMessage& message);
   void Publish(Stream& stream, const std::string& body);
-  int64_t hub_source_revision() const { return source_ ? source_->CurrentRevision() : 0; }
 
   natsConnection* nc_;
   WatchHub* hub_;

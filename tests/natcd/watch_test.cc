@@ -1,0 +1,332 @@
+// Watches over NATS: the WatchResponse stream on deliver_subject (seq,
+// acks, window), history replay racing live writes, prev_kv and filters,
+// cancel, progress, compaction, slow consumers and vanished clients.
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "natcd/natcd_fixture.h"
+#include "natcd/natcd_helpers.h"
+
+namespace natcd::testing {
+namespace {
+
+using WatchTest = NatcdTest;
+
+TEST_F(WatchTest, StreamSeqAndEventsInOrder) {
+  WatchClient watch(client_.get(), On("/ws/", "/ws0"));
+  ASSERT_TRUE(watch.ok()) << watch.create_reply.error;
+  EXPECT_EQ(watch.created->header->revision, 0);
+  for (int i = 1; i <= 5; ++i) client_->Put("/ws/" + std::to_string(i), "v" + std::to_string(i));
+  client_->Put("/elsewhere", "x");  // not watched
+  client_->Delete("/ws/1");
+  auto events = watch.Events(6);
+  ASSERT_EQ(events.size(), 6u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(events[i].revision, i + 1);
+    EXPECT_EQ(events[i].key, "/ws/" + std::to_string(i + 1));
+    EXPECT_EQ(events[i].value, "v" + std::to_string(i + 1));
+    EXPECT_TRUE(events[i].put);
+  }
+  EXPECT_EQ(events[5].revision, 7);
+  EXPECT_FALSE(events[5].put);
+  EXPECT_EQ(events[5].key, "/ws/1");
+  EXPECT_GE(watch.last_seq, 1u);
+  EXPECT_FALSE(watch.inbox().Next(200)) << "nothing else is delivered";
+}
+
+TEST_F(WatchTest, TxnRevisionComesInOneMessage) {
+  WatchClient watch(client_.get(), On("/wt/", "/wt0"));
+  ASSERT_TRUE(watch.ok());
+  std::string body = "{\"success\":[";
+  for (int i = 0; i < 5; ++i) {
+    if (i) body += ",";
+    body += "{\"requestPut\":{\"key\":\"" + B64("/wt/" + std::to_string(i)) + "\"}}";
+  }
+  body += "]}";
+  ASSERT_TRUE(CallJson(client_.get(), "kv.txn", body).reply.ok());
+  WatchMsg m = watch.Next();
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->n_events, 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(m->events[i]->kv->mod_revision, 1);
+  EXPECT_FALSE(m->fragment);
+}
+
+TEST_F(WatchTest, HistoryReplayRacingLiveWritesIsExactlyOnceInOrder) {
+  constexpr int kBefore = 1500;
+  constexpr int kDuring = 1500;
+  // History: written by 6 connections at once.
+  {
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 6; ++t) {
+      writers.emplace_back([&, t] {
+        WireClient c(server_.url());
+        for (int i = t; i < kBefore; i += 6) c.Put("/wh/" + std::to_string(i % 97), "h");
+      });
+    }
+    for (auto& w : writers) w.join();
+  }
+  ASSERT_EQ(Revision(client_.get()), kBefore);
+  std::atomic<bool> go{false};
+  std::thread live([&] {
+    WireClient c(server_.url());
+    while (!go.load()) std::this_thread::yield();
+    for (int i = 0; i < kDuring; ++i) c.Put("/wh/" + std::to_string(i % 89), "l");
+  });
+  go = true;
+  WatchSpec spec = On("/wh/", "/wh0", 1);
+  spec.prev_kv = true;
+  WatchClient watch(client_.get(), spec);
+  ASSERT_TRUE(watch.ok()) << watch.create_reply.error;
+  auto events = watch.Events(kBefore + kDuring, 20000);
+  live.join();
+  ASSERT_EQ(events.size(), static_cast<size_t>(kBefore + kDuring));
+  for (size_t i = 0; i < events.size(); ++i) {
+    ASSERT_EQ(events[i].revision, static_cast<int64_t>(i + 1)) << "at event " << i;
+  }
+  EXPECT_FALSE(watch.inbox().Next(200)) << "an event was delivered twice";
+}
+
+TEST_F(WatchTest, PrevKvAndFilters) {
+  WatchSpec with_prev = On("/wf");
+  with_prev.prev_kv = true;
+  WatchClient prev(client_.get(), with_prev);
+  WatchSpec no_put = On("/wf");
+  no_put.no_put = true;
+  WatchClient deletes_only(client_.get(), no_put);
+  WatchSpec no_delete = On("/wf");
+  no_delete.no_delete = true;
+  WatchClient puts_only(client_.get(), no_delete);
+  WatchClient plain(client_.get(), On("/wf"));
+  ASSERT_TRUE(prev.ok() && deletes_only.ok() && puts_only.ok() && plain.ok());
+
+  client_->Put("/wf", "1");
+  client_->Put("/wf", "2");
+  client_->Delete("/wf");
+  client_->Put("/wf", "3");
+
+  auto p = prev.Events(4);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].prev_mod_revision, 0);  // created: nothing before
+  EXPECT_EQ(p[1].prev_value, "1");
+  EXPECT_EQ(p[1].prev_mod_revision, 1);
+  EXPECT_FALSE(p[2].put);
+  EXPECT_EQ(p[2].prev_value, "2");
+  EXPECT_EQ(p[3].prev_mod_revision, 0);  // re-created after the delete
+
+  auto d = deletes_only.Events(1);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_FALSE(d[0].put);
+  EXPECT_EQ(d[0].revision, 3);
+  auto u = puts_only.Events(3);
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u[0].revision, 1);
+  EXPECT_EQ(u[1].revision, 2);
+  EXPECT_EQ(u[2].revision, 4);
+  auto all = plain.Events(4);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[1].prev_mod_revision, 0) << "prev_kv only when asked for";
+  EXPECT_FALSE(deletes_only.inbox().Next(200));
+  EXPECT_FALSE(puts_only.inbox().Next(10));
+}
+
+TEST_F(WatchTest, CancelStopsTheStream) {
+  WatchClient watch(client_.get(), On("/wc"));
+  ASSERT_TRUE(watch.ok());
+  client_->Put("/wc", "1");
+  ASSERT_EQ(watch.Events(1).size(), 1u);
+  WireReply cancel = watch.Cancel();
+  ASSERT_TRUE(cancel.ok()) << cancel.error;
+  auto c =
+      WireClient::Decode<Natcd__V1__WatchResponse>(&natcd__v1__watch_response__descriptor, cancel);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->canceled);
+  for (int i = 0; i < 5; ++i) client_->Put("/wc", "more");
+  EXPECT_FALSE(watch.inbox().Next(300)) << "messages after cancel";
+}
+
+TEST_F(WatchTest, ProgressRequestArrivesOnTheStreamAfterTheEvents) {
+  WatchClient watch(client_.get(), On("/wp"));
+  ASSERT_TRUE(watch.ok());
+  client_->Put("/wp", "1");
+  client_->Put("/other", "1");
+  WireReply r = watch.Progress();
+  ASSERT_TRUE(r.ok()) << r.error;
+  // The event first, then the bookmark covering both revisions.
+  WatchMsg first = watch.Next();
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->n_events, 1u);
+  WatchMsg note = watch.Next();
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->n_events, 0u);
+  EXPECT_FALSE(note->canceled);
+  EXPECT_FALSE(note->created);
+  EXPECT_EQ(note->header->revision, 2);
+}
+
+TEST_F(WatchTest, CreateBelowCompactRevisionIsCanceled) {
+  for (int i = 0; i < 6; ++i) client_->Put("/wk", std::to_string(i));
+  Natcd__V1__CompactionRequest compact;
+  natcd__v1__compaction_request__init(&compact);
+  compact.revision = 5;
+  ASSERT_TRUE(client_->Call("kv.compact", &compact.base).ok());
+  WatchClient old(client_.get(), On("/wk", "", 2));
+  ASSERT_TRUE(old.create_reply.ok()) << old.create_reply.error;
+  ASSERT_TRUE(old.created);
+  EXPECT_FALSE(old.created->created);
+  EXPECT_TRUE(old.created->canceled);
+  EXPECT_EQ(old.created->compact_revision, 5);
+  EXPECT_NE(std::string(old.created->cancel_reason).find("compacted"), std::string::npos);
+  EXPECT_FALSE(old.inbox().Next(200)) << "a canceled create delivers nothing";
+  // From the compact revision it works.
+  WatchClient ok(client_.get(), On("/wk", "", 5));
+  ASSERT_TRUE(ok.ok());
+  auto events = ok.Events(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].revision, 5);
+  EXPECT_EQ(events[1].revision, 6);
+}
+
+// --- flow control ----------------------------------------------------------
+
+class WatchWindowTest : public NatcdTest {
+ protected:
+  std::vector<std::string> ExtraArgs() override {
+    return {"--lease-ttl-min",        "1",    "--log-level",          "warn",
+            "--watch-window",         "2",    "--watch-queue-events", "10",
+            "--watch-ack-timeout-ms", "1500", "--watch-heartbeat-ms", "60000"};
+  }
+};
+
+TEST_F(WatchWindowTest, AtMostWindowUnacknowledgedMessages) {
+  WatchClient watch(client_.get(), On("/ww"), /*auto_ack=*/false);
+  ASSERT_TRUE(watch.ok());
+  for (int i = 0; i < 5; ++i) client_->Put("/ww", std::to_string(i));
+  // Each put was its own commit: two messages, then the window is full.
+  WatchMsg m1 = watch.Next();
+  WatchMsg m2 = watch.Next();
+  ASSERT_TRUE(m1 && m2);
+  EXPECT_FALSE(watch.Next(300)) << "more than --watch-window messages unacknowledged";
+  watch.Ack(2);
+  std::vector<WatchClient::Ev> rest;
+  while (rest.size() < 3) {
+    WatchMsg m = watch.Next();
+    ASSERT_TRUE(m) << "nothing after the ack";
+    WatchClient::Append(*m, &rest);
+    watch.Ack(m->seq);
+  }
+  EXPECT_EQ(rest.front().revision, 3);
+  EXPECT_EQ(rest.back().revision, 5);
+}
+
+TEST_F(WatchWindowTest, SlowConsumerIsCanceledAndResumesExactly) {
+  WatchClient watch(client_.get(), On("/sc"), /*auto_ack=*/false);
+  ASSERT_TRUE(watch.ok());
+  constexpr int kWrites = 30;
+  for (int i = 1; i <= kWrites; ++i) client_->Put("/sc", std::to_string(i));
+  std::vector<WatchClient::Ev> seen;
+  WatchMsg cancel;
+  auto deadline = Clock::now() + milliseconds(6000);
+  while (!cancel && Clock::now() < deadline) {
+    WatchMsg m = watch.Next(500);
+    if (!m) continue;
+    WatchClient::Append(*m, &seen);
+    if (m->canceled) cancel = std::move(m);
+  }
+  ASSERT_TRUE(cancel) << "no cancel message for a watch that never acknowledges";
+  EXPECT_STREQ(cancel->cancel_reason, "slow consumer");
+  int64_t resume = cancel->header->revision;
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(resume, seen.back().revision) << "the cancel names the last revision delivered";
+  EXPECT_LT(resume, kWrites);
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), resume);
+
+  WatchClient again(client_.get(), On("/sc", "", resume + 1));
+  ASSERT_TRUE(again.ok());
+  auto missing = again.Events(kWrites - resume);
+  ASSERT_EQ(missing.size(), static_cast<size_t>(kWrites - resume));
+  for (size_t i = 0; i < missing.size(); ++i) {
+    EXPECT_EQ(missing[i].revision, resume + 1 + static_cast<int64_t>(i));
+    EXPECT_EQ(missing[i].value, std::to_string(resume + 1 + i));
+  }
+  EXPECT_FALSE(again.inbox().Next(200));
+}
+
+TEST_F(WatchWindowTest, ReclaimedWatchNamesTheRevisionDelivered) {
+  // A client that stalls (it does not ack) but is not a slow consumer yet:
+  // reclaimed after the ack timeout; the cancel message says where to
+  // resume, so a client that was only paused loses nothing.
+  WatchClient watch(client_.get(), On("/rc"), /*auto_ack=*/false);
+  ASSERT_TRUE(watch.ok());
+  for (int i = 1; i <= 5; ++i) client_->Put("/rc", std::to_string(i));
+  std::vector<WatchClient::Ev> seen;
+  WatchMsg cancel;
+  auto deadline = Clock::now() + milliseconds(5000);
+  while (!cancel && Clock::now() < deadline) {
+    WatchMsg m = watch.Next(500);
+    if (!m) continue;
+    WatchClient::Append(*m, &seen);
+    if (m->canceled) cancel = std::move(m);
+  }
+  ASSERT_TRUE(cancel);
+  EXPECT_NE(std::string(cancel->cancel_reason).find("reclaimed"), std::string::npos)
+      << cancel->cancel_reason;
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(cancel->header->revision, 2) << "resuming from revision + 1 would skip events";
+  EXPECT_EQ(watch.Cancel().code, 400) << "the watch is gone";
+}
+
+class WatchLivenessTest : public NatcdTest {
+ protected:
+  std::vector<std::string> ExtraArgs() override {
+    return {"--lease-ttl-min",        "1",  "--log-level", "warn", "--watch-heartbeat-ms", "200",
+            "--watch-ack-timeout-ms", "600"};
+  }
+};
+
+TEST_F(WatchLivenessTest, AckingClientGetsHeartbeatsAndStays) {
+  WatchClient watch(client_.get(), On("/hb"));
+  ASSERT_TRUE(watch.ok());
+  int progress = 0;
+  auto end = Clock::now() + milliseconds(1500);
+  while (Clock::now() < end) {
+    WatchMsg m = watch.Next(300);
+    if (!m) continue;
+    EXPECT_FALSE(m->canceled) << m->cancel_reason;
+    if (m->n_events == 0 && !m->canceled) ++progress;
+  }
+  EXPECT_GE(progress, 2) << "an idle watch gets a progress message every heartbeat";
+  client_->Put("/hb", "still here");
+  bool got = false;
+  for (int i = 0; i < 5 && !got; ++i) {
+    WatchMsg m = watch.Next(500);
+    got = m && m->n_events == 1;
+  }
+  EXPECT_TRUE(got);
+  EXPECT_TRUE(watch.Cancel().ok()) << "an acking watch is never reclaimed";
+}
+
+TEST_F(WatchLivenessTest, VanishedClientIsReclaimedWithinTheBound) {
+  auto gone = std::make_unique<WatchClient>(client_.get(), On("/vc"));
+  ASSERT_TRUE(gone->ok());
+  int64_t id = gone->id;
+  gone.reset();  // unsubscribes: nobody reads or acks
+  // Asked about with watch.progress (a cancel would end it itself).
+  Natcd__V1__WatchProgressRequest progress;
+  natcd__v1__watch_progress_request__init(&progress);
+  progress.watch_id = id;
+  auto start = Clock::now();
+  EXPECT_TRUE(client_->Call("watch.progress", &progress.base).ok()) << "reclaimed at once";
+  // heartbeat (200) + ack timeout (600) + a tick: well under 3 s.
+  bool reclaimed = WaitFor(
+      [&] {
+        WireReply r = client_->Call("watch.progress", &progress.base);
+        return r.code == 400 && r.error.find("ErrWatchNotFound") != std::string::npos;
+      },
+      3000, 100);
+  EXPECT_TRUE(reclaimed) << "the watch of a vanished client was not reclaimed";
+  EXPECT_GE(Clock::now() - start, milliseconds(500)) << "reclaimed before the ack timeout";
+}
+
+}  // namespace
+}  // namespace natcd::testing
