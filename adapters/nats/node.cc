@@ -325,8 +325,10 @@ void Node::Impl::Receive(Endpoint* endpoint, natsMsg* msg) {
 
   auto fail = [&](const Status& status) {
     ServiceError error = ToServiceError(status);
-    (void)RespondError(nc, reply, error);
+    // Counted before the reply: a client that reads $SRV.STATS after its
+    // reply sees its request.
     endpoint->Record(NowNs() - work->received_ns, &error.text);
+    (void)RespondError(nc, reply, error);
   };
   if (!accepting.load()) {
     fail(Status::Unavailable("ErrStopped", "etcdserver: server stopped"));
@@ -658,12 +660,14 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
 
 void Node::Impl::Finish(PendingReply& reply) {
   Work& work = *reply.work;
+  // Counted before the reply: a client that reads $SRV.STATS after its
+  // reply sees its request.
+  work.endpoint->Record(NowNs() - work.received_ns, reply.is_error ? &reply.error.text : nullptr);
   if (reply.is_error) {
     (void)RespondError(nc, work.reply(), reply.error);
   } else {
     (void)Respond(nc, work.reply(), reply.body, work.json);
   }
-  work.endpoint->Record(NowNs() - work.received_ns, reply.is_error ? &reply.error.text : nullptr);
 }
 
 void Node::Impl::Timers() {
