@@ -136,6 +136,17 @@ TEST_F(ResilienceTest, SigtermExitsZeroAndCancelsWatches) {
   auto now = client_->Range("/sd");
   ASSERT_EQ(now->n_kvs, 1u);
   EXPECT_EQ(Str(now->kvs[0]->value), "2");
+  // The client re-creates its watch from the resume point + 1 and sees
+  // exactly what it missed.
+  client_->Put("/sd", "3");
+  client_->Put("/sd", "4");
+  WatchClient resumed(client_.get(), On("/sd", "", last->header->revision + 1));
+  ASSERT_TRUE(resumed.ok());
+  auto missed = resumed.Events(2);
+  ASSERT_EQ(missed.size(), 2u);
+  EXPECT_EQ(missed[0].revision, 3);
+  EXPECT_EQ(missed[1].value, "4");
+  EXPECT_FALSE(resumed.inbox().Next(200));
 }
 
 class ShutdownFullWindowTest : public NatcdTest {
