@@ -51,8 +51,11 @@ void WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message)
   events.reserve(message.events.size());
   for (const EventRef& event : message.events) {
     events.push_back(ToProto(*event, message.prev_kv, &arena));
-    // Field tag, length prefix and the event itself.
-    sizes.push_back(protobuf_c_message_get_packed_size(&events.back()->base) + 6);
+    // The event as it is encoded: in protobuf its field tag, length prefix
+    // and bytes; in JSON its text (base64 makes it a third larger) and a
+    // comma.
+    sizes.push_back(stream.json ? EncodeMessage(&events.back()->base, true).size() + 1
+                                : protobuf_c_message_get_packed_size(&events.back()->base) + 6);
   }
   ResponseHeader header;
   header.revision = message.revision;

@@ -187,6 +187,98 @@ TEST_F(WatchTest, CreateBelowCompactRevisionIsCanceled) {
   EXPECT_EQ(events[1].revision, 6);
 }
 
+TEST_F(WatchTest, RevisionLargerThanMaxPayloadIsFragmented) {
+  // 60 puts of 10 KB in one txn, watched with prev_kv: about 1.2 MB for one
+  // revision, more than nats-server's 1 MB max payload.
+  std::string big(10000, 'b');
+  for (int i = 0; i < 60; ++i) client_->Put("/wg/" + std::to_string(100 + i), big);
+  WatchSpec spec = On("/wg/", "/wg0");
+  spec.prev_kv = true;
+  WatchClient watch(client_.get(), spec);
+  ASSERT_TRUE(watch.ok());
+  std::string body = "{\"success\":[";
+  std::string value = B64(std::string(10000, 'n'));
+  for (int i = 0; i < 60; ++i) {
+    if (i) body += ",";
+    body += "{\"requestPut\":{\"key\":\"" + B64("/wg/" + std::to_string(100 + i)) +
+            "\",\"value\":\"" + value + "\"}}";
+  }
+  body += "]}";
+  JsonReply txn = CallJson(client_.get(), "kv.txn", body);
+  ASSERT_TRUE(txn.reply.ok()) << txn.reply.error;
+  std::vector<WatchClient::Ev> events;
+  int fragments = 0;
+  for (;;) {
+    WatchMsg m = watch.Next();
+    ASSERT_TRUE(m) << "stream ended after " << events.size() << " events";
+    WatchClient::Append(*m, &events);
+    if (!m->fragment) break;
+    ++fragments;
+  }
+  EXPECT_GE(fragments, 1) << "a revision over the max payload must be split";
+  ASSERT_EQ(events.size(), 60u);
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].revision, 61);
+    EXPECT_EQ(events[i].key, "/wg/" + std::to_string(100 + i));
+    EXPECT_EQ(events[i].value.size(), 10000u);
+    EXPECT_EQ(events[i].prev_value, big);
+  }
+}
+
+TEST_F(WatchTest, JsonWatchOfALargeRevisionFitsTheMaxPayload) {
+  // The same in JSON, where base64 makes every event a third larger than
+  // in protobuf: each fragment must still fit.
+  std::string big(10000, 'b');
+  for (int i = 0; i < 60; ++i) client_->Put("/wj/" + std::to_string(100 + i), big);
+  Sub inbox(client_->nc());
+  JsonReply created =
+      CallJson(client_.get(), "watch.create",
+               "{\"key\":\"" + B64("/wj/") + "\",\"rangeEnd\":\"" + B64("/wj0") +
+                   "\",\"prevKv\":true,\"deliverSubject\":\"" + inbox.subject() + "\"}");
+  ASSERT_TRUE(created.reply.ok()) << created.reply.error;
+  std::string id = created.json["watchId"].text;
+  std::string body = "{\"success\":[";
+  std::string value = B64(std::string(10000, 'n'));
+  for (int i = 0; i < 60; ++i) {
+    if (i) body += ",";
+    body += "{\"requestPut\":{\"key\":\"" + B64("/wj/" + std::to_string(100 + i)) +
+            "\",\"value\":\"" + value + "\"}}";
+  }
+  body += "]}";
+  ASSERT_TRUE(CallJson(client_.get(), "kv.txn", body).reply.ok());
+  size_t events = 0;
+  int64_t seq = 0;
+  for (;;) {
+    auto m = inbox.Next();
+    ASSERT_TRUE(m) << "stream ended after " << events << " events (a fragment was too large?)";
+    auto json = Json::Parse(m->data);
+    ASSERT_TRUE(json);
+    EXPECT_EQ((*json)["seq"].text, std::to_string(++seq)) << "seq gap: a message was lost";
+    events += (*json)["events"].size();
+    std::string ack = "{\"watchId\":\"" + id + "\",\"seq\":\"" + std::to_string(seq) + "\"}";
+    natsMsg* msg = nullptr;
+    std::string subject = client_->Subject("watch.ack");
+    natsMsg_Create(&msg, subject.c_str(), nullptr, ack.data(), static_cast<int>(ack.size()));
+    natsMsgHeader_Set(msg, "Content-Type", "application/json");
+    natsConnection_PublishMsg(client_->nc(), msg);
+    natsMsg_Destroy(msg);
+    if (!(*json)["fragment"].boolean) break;
+  }
+  EXPECT_EQ(events, 60u);
+}
+
+TEST_F(WatchTest, DuplicateWatchIdIsRefused) {
+  WatchSpec spec = On("/wd");
+  spec.watch_id = 9;
+  WatchClient first(client_.get(), spec);
+  ASSERT_TRUE(first.ok());
+  WatchClient second(client_.get(), spec);
+  EXPECT_EQ(second.create_reply.code, 400) << second.create_reply.error;
+  client_->Put("/wd", "1");
+  EXPECT_EQ(first.Events(1).size(), 1u);
+  EXPECT_FALSE(second.inbox().Next(200));
+}
+
 // --- flow control ----------------------------------------------------------
 
 class WatchWindowTest : public NatcdTest {
