@@ -63,6 +63,21 @@ TEST_F(ResilienceTest, NatsServerRestartUnderRunningNatcd) {
   EXPECT_EQ(ev->Header("Natcd-Revision"), "4");
 }
 
+TEST_F(ResilienceTest, NoLeaseExpiresWhileNatcdIsCutOffFromNats) {
+  // Its holder could not renew it either: an outage longer than the TTL
+  // must not kill the lease (docs/PROTOCOL.md, "Connection loss").
+  int64_t lease = client_->Grant(2);
+  ASSERT_EQ(client_->Put("/cut/a", "1", lease), 1);
+  server_.Stop();
+  std::this_thread::sleep_for(milliseconds(3000));
+  ASSERT_TRUE(server_.Start());
+  ASSERT_GT(PutEventually(client_.get(), "/cut/probe", "x"), 0);
+  EXPECT_EQ(client_->Range("/cut/a")->n_kvs, 1u) << "the lease expired during the outage";
+  EXPECT_GE(TimeToLive(client_.get(), lease)->ttl, 0);
+  // Afterwards it expires as usual when nobody renews it.
+  EXPECT_TRUE(WaitFor([&] { return client_->Range("/cut/a")->n_kvs == 0; }, 5000, 100));
+}
+
 TEST_F(ResilienceTest, Kill9KeepsEveryAcknowledgedWrite) {
   constexpr int kThreads = 8;
   constexpr int kEach = 250;

@@ -267,6 +267,24 @@ TEST_F(WatchTest, JsonWatchOfALargeRevisionFitsTheMaxPayload) {
   EXPECT_EQ(events, 60u);
 }
 
+// KNOWN BUG, disabled until the node decides what to do: one event whose kv
+// plus prev_kv is larger than the max payload cannot be split; its publish
+// fails, the client sees a seq gap, and re-creating the watch from the same
+// revision hits the same event for ever. Either send it without prev_kv (and
+// say so) or cancel the watch with a reason naming the revision.
+TEST_F(WatchTest, DISABLED_SingleEventOverMaxPayloadIsNotSilentlyLost) {
+  std::string v(600000, 'a');
+  ASSERT_EQ(client_->Put("/huge", v), 1);
+  ASSERT_EQ(client_->Put("/huge", v), 2);
+  WatchSpec spec = On("/huge", "", 2);
+  spec.prev_kv = true;
+  WatchClient watch(client_.get(), spec);
+  ASSERT_TRUE(watch.ok());
+  WatchMsg m = watch.Next(2000);
+  ASSERT_TRUE(m) << "the event at revision 2 was dropped";
+  EXPECT_TRUE(m->n_events == 1 || m->canceled);
+}
+
 TEST_F(WatchTest, DuplicateWatchIdIsRefused) {
   WatchSpec spec = On("/wd");
   spec.watch_id = 9;
