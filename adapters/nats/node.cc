@@ -317,7 +317,10 @@ void Node::Impl::Receive(Endpoint* endpoint, natsMsg* msg) {
   work->received_ns = NowNs();
   const char* value = nullptr;
   if (natsMsgHeader_Get(msg, kContentTypeHeader, &value) == NATS_OK && value != nullptr) {
-    work->json = strncmp(value, kJsonContentType, strlen(kJsonContentType)) == 0;
+    // "application/json", optionally with parameters ("; charset=utf-8").
+    const size_t n = strlen(kJsonContentType);
+    work->json = strncmp(value, kJsonContentType, n) == 0 &&
+                 (value[n] == '\0' || value[n] == ';' || value[n] == ' ');
   }
   if (natsMsgHeader_Get(msg, kRequestIdHeader, &value) == NATS_OK && value != nullptr) {
     work->request_id = value;
@@ -425,7 +428,12 @@ void Node::Impl::HandleWrite(std::unique_ptr<Work> work, std::vector<PendingRepl
         UniqueMessage message;
         Status s = DecodeMessage(ResponseDescriptor(kind), std::string_view(*outcome).substr(1),
                                  false, &message);
-        reply.body = s.ok() ? MessageToJson(message.get()) : std::string();
+        if (s.ok()) {
+          reply.body = MessageToJson(message.get());
+        } else {
+          reply.is_error = true;
+          reply.error = ToServiceError(Status::Internal("remembered response does not decode"));
+        }
       } else {
         reply.body = outcome->substr(1);
       }

@@ -40,7 +40,7 @@ void WatchStreams::Publish(Stream& stream, const std::string& body) {
   stream.last_sent_ms = now;
 }
 
-void WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message) {
+bool WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message) {
   const size_t payload_max = static_cast<size_t>(std::max<int64_t>(
       natsConnection_GetMaxPayload(nc_), static_cast<int64_t>(2 * kMessageOverheadBytes)));
   const size_t events_bytes_max = payload_max - kMessageOverheadBytes;
@@ -49,24 +49,65 @@ void WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message)
   std::vector<Natcd__V1__Event*> events;
   std::vector<size_t> sizes;
   events.reserve(message.events.size());
+  size_t total = 0;
   for (const EventRef& event : message.events) {
     events.push_back(ToProto(*event, message.prev_kv, &arena));
-    // The event as it is encoded: in protobuf its field tag, length prefix
-    // and bytes; in JSON its text (base64 makes it a third larger) and a
-    // comma.
-    sizes.push_back(stream.json ? EncodeMessage(&events.back()->base, true).size() + 1
-                                : protobuf_c_message_get_packed_size(&events.back()->base) + 6);
+    // Field tag, length prefix and the event.
+    size_t size = protobuf_c_message_get_packed_size(&events.back()->base) + 6;
+    if (size > events_bytes_max && message.prev_kv) {
+      // Too big with its previous value: send the event without it.
+      events.back() = ToProto(*event, false, &arena);
+      size = protobuf_c_message_get_packed_size(&events.back()->base) + 6;
+    }
+    sizes.push_back(size);
+    total += size;
+  }
+  // JSON is bigger (base64 adds a third, names and quotes the rest): measure
+  // it exactly only when it might not fit.
+  if (stream.json && total * 3 / 2 + 256 * events.size() > events_bytes_max) {
+    total = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      sizes[i] = EncodeMessage(&events[i]->base, true).size() + 1;
+      total += sizes[i];
+    }
+  }
+  // An event that cannot fit in one message on its own cannot be delivered:
+  // send what comes before it, then end the watch saying why.
+  size_t deliverable = events.size();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] > events_bytes_max) {
+      deliverable = i;
+      // Whole revisions only: stop before the revision that holds it.
+      while (deliverable > 0 &&
+             events[deliverable - 1]->kv->mod_revision == events[i]->kv->mod_revision) {
+        --deliverable;
+      }
+      break;
+    }
+  }
+  WatchMessage too_large;
+  const WatchMessage* tail = &message;
+  if (deliverable < events.size()) {
+    events.resize(deliverable);
+    sizes.resize(deliverable);
+    too_large.canceled = true;
+    too_large.cancel_reason =
+        "event at revision " + std::to_string(message.events[deliverable]->kv.mod_revision) +
+        " is larger than the NATS max payload (" + std::to_string(payload_max) + " bytes)";
+    tail = &too_large;
   }
   ResponseHeader header;
   header.revision = message.revision;
   // Messages hold whole revisions: after this one the client has every
   // event up to its last event's revision, or up to a progress bookmark.
-  if (!message.events.empty()) {
+  if (!events.empty()) {
     stream.delivered_revision =
-        std::max(stream.delivered_revision, message.events.back()->kv.mod_revision);
+        std::max(stream.delivered_revision, events.back()->kv->mod_revision);
   } else if (message.progress) {
     stream.delivered_revision = std::max(stream.delivered_revision, message.revision);
   }
+  // A client resumes from a cancel's revision + 1.
+  if (tail == &too_large) header.revision = stream.delivered_revision;
 
   size_t begin = 0;
   do {
@@ -87,14 +128,15 @@ void WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message)
     // Split inside one revision: etcd's fragment flag says more follows.
     response.fragment = !last && events[end - 1]->kv->mod_revision == events[end]->kv->mod_revision;
     if (last) {
-      response.canceled = message.canceled;
-      response.cancel_reason = message.canceled ? const_cast<char*>(message.cancel_reason.c_str())
-                                                : const_cast<char*>("");
-      response.compact_revision = message.compact_revision;
+      response.canceled = tail->canceled;
+      response.cancel_reason =
+          tail->canceled ? const_cast<char*>(tail->cancel_reason.c_str()) : const_cast<char*>("");
+      response.compact_revision = tail->compact_revision;
     }
     Publish(stream, EncodeMessage(&response.base, stream.json));
     begin = end;
   } while (begin < events.size());
+  return !tail->canceled;
 }
 
 void WatchStreams::Deliver(bool ignore_window) {
@@ -103,10 +145,13 @@ void WatchStreams::Deliver(bool ignore_window) {
     if (it == streams_.end()) continue;
     Stream& stream = it->second;
     WatchMessage message;
-    while ((ignore_window || stream.unacked.size() < options_.window_messages) &&
+    // A canceled watch (slow consumer...) holds nothing but its cancel
+    // message: send it past a full window, so the client learns at once.
+    while ((ignore_window || stream.unacked.size() < options_.window_messages ||
+            hub_->CancelPending(id)) &&
            hub_->Poll(id, options_.message_events_max, &message)) {
-      Send(id, stream, message);
-      if (message.canceled) {
+      if (!Send(id, stream, message) || message.canceled) {
+        if (!message.canceled) (void)hub_->Cancel(id);  // ended by Send
         streams_.erase(it);
         break;
       }
@@ -127,7 +172,7 @@ void WatchStreams::Tick() {
       WatchMessage pending;
       if (hub_->Poll(id, options_.message_events_max, &pending) && pending.canceled) {
         ++reclaimed_;
-        Send(id, stream, pending);
+        (void)Send(id, stream, pending);
         it = streams_.erase(it);
         continue;
       }
@@ -142,7 +187,7 @@ void WatchStreams::Tick() {
       bye.canceled = true;
       bye.cancel_reason = "watch reclaimed: no acknowledgement for " +
                           std::to_string(options_.ack_timeout_ms) + " ms";
-      Send(id, stream, bye);  // best effort: the client is probably gone
+      (void)Send(id, stream, bye);  // best effort: the client is probably gone
       it = streams_.erase(it);
       continue;
     }

@@ -74,8 +74,10 @@ class WatchStreams {
     int64_t delivered_revision = 0;
   };
   // Publishes one hub message (split into fragments when it would exceed the
-  // server's max payload).
-  void Send(WatchId id, Stream& stream, const WatchMessage& message);
+  // server's max payload; an event too big even alone goes without prev_kv).
+  // Returns false when the watch had to end: an event that cannot fit in a
+  // message at all (the cancel message says which revision).
+  bool Send(WatchId id, Stream& stream, const WatchMessage& message);
   void Publish(Stream& stream, const std::string& body);
 
   natsConnection* nc_;

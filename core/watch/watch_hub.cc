@@ -835,6 +835,11 @@ bool WatchHub::Poll(WatchId id, size_t max_events, WatchMessage* out) {
 
 std::vector<WatchId> WatchHub::Ready() const { return impl_->Ready(); }
 
+bool WatchHub::CancelPending(WatchId id) const {
+  auto found = impl_->watchers_.find(id);
+  return found != impl_->watchers_.end() && found->second->state == WatcherState::kCanceled;
+}
+
 Status WatchHub::RequestProgress(WatchId id) { return impl_->RequestProgress(id); }
 
 void WatchHub::NotifyProgressAll() { impl_->NotifyProgressAll(); }

@@ -267,12 +267,10 @@ TEST_F(WatchTest, JsonWatchOfALargeRevisionFitsTheMaxPayload) {
   EXPECT_EQ(events, 60u);
 }
 
-// KNOWN BUG, disabled until the node decides what to do: one event whose kv
-// plus prev_kv is larger than the max payload cannot be split; its publish
-// fails, the client sees a seq gap, and re-creating the watch from the same
-// revision hits the same event for ever. Either send it without prev_kv (and
-// say so) or cancel the watch with a reason naming the revision.
-TEST_F(WatchTest, DISABLED_SingleEventOverMaxPayloadIsNotSilentlyLost) {
+// One event whose kv plus prev_kv is larger than the max payload goes
+// without its prev_kv; one too large even alone ends the watch with a reason
+// naming its revision and header.revision = the last revision delivered.
+TEST_F(WatchTest, SingleEventOverMaxPayloadGoesWithoutPrevKv) {
   std::string v(600000, 'a');
   ASSERT_EQ(client_->Put("/huge", v), 1);
   ASSERT_EQ(client_->Put("/huge", v), 2);
@@ -282,7 +280,31 @@ TEST_F(WatchTest, DISABLED_SingleEventOverMaxPayloadIsNotSilentlyLost) {
   ASSERT_TRUE(watch.ok());
   WatchMsg m = watch.Next(2000);
   ASSERT_TRUE(m) << "the event at revision 2 was dropped";
-  EXPECT_TRUE(m->n_events == 1 || m->canceled);
+  ASSERT_EQ(m->n_events, 1u);
+  EXPECT_EQ(m->events[0]->kv->mod_revision, 2);
+  EXPECT_EQ(m->events[0]->kv->value.len, v.size());
+  EXPECT_EQ(m->events[0]->prev_kv, nullptr);
+  EXPECT_FALSE(m->canceled);
+}
+
+TEST_F(WatchTest, EventTooLargeForAnyMessageEndsTheWatchWithItsRevision) {
+  ASSERT_EQ(client_->Put("/big", "small"), 1);
+  int64_t max_payload = natsConnection_GetMaxPayload(client_->nc());
+  // Fits in a request, not in a watch message with its framing.
+  std::string v(static_cast<size_t>(max_payload) - 200, 'b');
+  ASSERT_EQ(client_->Put("/big", v), 2);
+  WatchClient watch(client_.get(), On("/big", "", 1));
+  ASSERT_TRUE(watch.ok());
+  WatchMsg first = watch.Next(2000);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->n_events, 1u);
+  EXPECT_EQ(first->events[0]->kv->mod_revision, 1);
+  WatchMsg end = first->canceled ? std::move(first) : watch.Next(2000);
+  ASSERT_TRUE(end) << "the watch went silent instead of ending";
+  EXPECT_TRUE(end->canceled);
+  EXPECT_NE(std::string(end->cancel_reason).find("revision 2"), std::string::npos)
+      << end->cancel_reason;
+  EXPECT_EQ(end->header->revision, 1);
 }
 
 TEST_F(WatchTest, DuplicateWatchIdIsRefused) {

@@ -148,6 +148,9 @@ class WatchHub {
 
   // Watchers that have something for Poll, in id order.
   std::vector<WatchId> Ready() const;
+  // True when the watcher is canceled and only its cancel message is left
+  // for Poll (a consumer holding back events may still take it at once).
+  bool CancelPending(WatchId id) const;
 
   // etcd's RequestProgress for one watcher: queues a progress notification
   // once the watcher is synced and has nothing queued (so the bookmark is
