@@ -70,9 +70,11 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 	@# nats.js for the test that uses a client nobody here wrote (ignored folder).
-	@if [ ! -d tests/js/node_modules/nats ] && [ -f tests/js/package.json ]; then \
-	  (cd tests/js && npm install --no-audit --no-fund --loglevel=error) || \
-	    echo "npm install failed: the nats.js test will be skipped"; \
+	@# npm ci installs exactly the locked versions, again whenever the lock changes.
+	@if [ -f tests/js/package-lock.json ] && \
+	    [ ! tests/js/node_modules/.package-lock.json -nt tests/js/package-lock.json ]; then \
+	  (cd tests/js && npm ci --no-audit --no-fund --loglevel=error) || \
+	    echo "npm ci failed: the nats.js test will be skipped"; \
 	fi
 
 $(BUILD)/obj/%.o: %.cc
