@@ -87,7 +87,7 @@ LoadResult RunLoad(natsConnection* nc, const LoadSpec& spec) {
   for (int s = 0; s < spec.inflight; ++s)
     run.reply_subjects.push_back(run.inbox + std::to_string(s));
   run.sent_ns.assign(spec.inflight, 0);
-  run.latencies.reserve(spec.total);
+  run.latencies.reserve(std::min<uint64_t>(spec.total, 1u << 20));
 
   natsSubscription* sub = nullptr;
   natsConnection_Subscribe(&sub, nc, (run.inbox + "*").c_str(), &Run::OnReply, &run);

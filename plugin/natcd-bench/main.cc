@@ -9,6 +9,8 @@
 //   range-1, range-256       point reads, 1 / 256 in flight
 //   range100-64   ranges of 100 keys under a prefix, 64 in flight
 //   keepalive-256 lease keepalives, 256 in flight
+//   watch-1, watch-100, watch-1000   one writer (64 puts in flight), N
+//                 watchers of one prefix: events delivered/s, p50/p99 lag
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <sstream>
@@ -16,6 +18,7 @@
 
 #include "adapters/nats/natcd.pb-c.h"
 #include "plugin/natcd-bench/load.h"
+#include "plugin/natcd-bench/watch_fanout.h"
 
 namespace {
 
@@ -84,7 +87,8 @@ void Print(const std::string& name, const LoadResult& r) {
 int main(int argc, char** argv) {
   std::string url = "nats://127.0.0.1:4222";
   std::string prefix = "natcd";
-  std::string workloads = "put-seq,put-64,put-256,range-1,range-256,range100-64,keepalive-256";
+  std::string workloads =
+      "put-seq,put-64,put-256,range-1,range-256,range100-64,keepalive-256,watch-1,watch-1000";
   uint64_t total = 50'000;
   int64_t max_ms = 10'000;
   CLI::App app{"natcd-bench: request load over NATS against a running natcd"};
@@ -134,6 +138,17 @@ int main(int argc, char** argv) {
   std::stringstream list(workloads);
   std::string name;
   while (std::getline(list, name, ',')) {
+    if (name.rfind("watch-", 0) == 0) {
+      int n = std::stoi(name.substr(6));
+      natcd::bench::FanoutResult r =
+          natcd::bench::RunWatchFanout(nc, prefix, n, 64, std::min<int64_t>(max_ms, 5'000));
+      printf("%-14s %10.0f ev/s   lag p50 %8.1f us  p99 %8.1f us  writes=%llu delivered=%llu\n",
+             name.c_str(), r.per_second(), Percentile(r.lag_ns, 50) / 1e3,
+             Percentile(r.lag_ns, 99) / 1e3, static_cast<unsigned long long>(r.writes),
+             static_cast<unsigned long long>(r.delivered));
+      fflush(stdout);
+      continue;
+    }
     LoadSpec spec;
     spec.total = total;
     spec.max_ms = max_ms;
