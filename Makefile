@@ -14,8 +14,11 @@ BUILD ?= build
 SANITIZE ?=
 
 MAKEFLAGS += --no-builtin-rules
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# Parallel by default; a sub-make inherits the jobserver instead.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter -j% j%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc)
+endif
 endif
 
 CXX := g++

@@ -1,6 +1,7 @@
 #include "adapters/nats/watch_streams.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "adapters/nats/reply.h"
@@ -40,81 +41,92 @@ void WatchStreams::Publish(Stream& stream, const std::string& body) {
   stream.last_sent_ms = now;
 }
 
+const std::string& WatchStreams::EncodedEvent(const Event& event, bool prev_kv, bool json) {
+  const uint8_t flavor = static_cast<uint8_t>((prev_kv ? 1 : 0) | (json ? 2 : 0));
+  std::string& out = encoded_[{&event, flavor}];
+  if (!out.empty()) return out;
+  ProtoArena arena;
+  const Natcd__V1__Event* proto = ToProto(event, prev_kv, &arena);
+  if (json) {
+    out = MessageToJson(&proto->base);
+    return out;
+  }
+  // WatchResponse.events (field 11, length-delimited): tag, length, bytes.
+  size_t size = protobuf_c_message_get_packed_size(&proto->base);
+  uint8_t prefix[16];
+  size_t n = 0;
+  prefix[n++] = (11 << 3) | 2;
+  for (size_t v = size;; v >>= 7) {
+    prefix[n++] = static_cast<uint8_t>((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    if (v <= 0x7f) break;
+  }
+  out.resize(n + size);
+  memcpy(out.data(), prefix, n);
+  protobuf_c_message_pack(&proto->base, reinterpret_cast<uint8_t*>(out.data() + n));
+  return out;
+}
+
 bool WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message) {
   const size_t payload_max = static_cast<size_t>(std::max<int64_t>(
       natsConnection_GetMaxPayload(nc_), static_cast<int64_t>(2 * kMessageOverheadBytes)));
   const size_t events_bytes_max = payload_max - kMessageOverheadBytes;
 
-  ProtoArena arena;
-  std::vector<Natcd__V1__Event*> events;
-  std::vector<size_t> sizes;
+  // Each event is encoded once per Deliver round and shared by every watch
+  // that sends it (a fan-out to 1,000 watchers encodes it once, not 1,000
+  // times).
+  std::vector<const std::string*> events;
   events.reserve(message.events.size());
-  size_t total = 0;
   for (const EventRef& event : message.events) {
-    events.push_back(ToProto(*event, message.prev_kv, &arena));
-    // Field tag, length prefix and the event.
-    size_t size = protobuf_c_message_get_packed_size(&events.back()->base) + 6;
-    if (size > events_bytes_max && message.prev_kv) {
+    const std::string* bytes = &EncodedEvent(*event, message.prev_kv, stream.json);
+    if (bytes->size() + 1 > events_bytes_max && message.prev_kv) {
       // Too big with its previous value: send the event without it.
-      events.back() = ToProto(*event, false, &arena);
-      size = protobuf_c_message_get_packed_size(&events.back()->base) + 6;
+      bytes = &EncodedEvent(*event, false, stream.json);
     }
-    sizes.push_back(size);
-    total += size;
-  }
-  // JSON is bigger (base64 adds a third, names and quotes the rest): measure
-  // it exactly only when it might not fit.
-  if (stream.json && total * 3 / 2 + 256 * events.size() > events_bytes_max) {
-    total = 0;
-    for (size_t i = 0; i < events.size(); ++i) {
-      sizes[i] = EncodeMessage(&events[i]->base, true).size() + 1;
-      total += sizes[i];
-    }
+    events.push_back(bytes);
   }
   // An event that cannot fit in one message on its own cannot be delivered:
   // send what comes before it, then end the watch saying why.
+  auto revision_of = [&](size_t i) { return message.events[i]->kv.mod_revision; };
   size_t deliverable = events.size();
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] > events_bytes_max) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i]->size() + 1 > events_bytes_max) {
       deliverable = i;
       // Whole revisions only: stop before the revision that holds it.
-      while (deliverable > 0 &&
-             events[deliverable - 1]->kv->mod_revision == events[i]->kv->mod_revision) {
-        --deliverable;
-      }
+      while (deliverable > 0 && revision_of(deliverable - 1) == revision_of(i)) --deliverable;
       break;
     }
   }
   WatchMessage too_large;
   const WatchMessage* tail = &message;
   if (deliverable < events.size()) {
-    events.resize(deliverable);
-    sizes.resize(deliverable);
     too_large.canceled = true;
-    too_large.cancel_reason =
-        "event at revision " + std::to_string(message.events[deliverable]->kv.mod_revision) +
-        " is larger than the NATS max payload (" + std::to_string(payload_max) + " bytes)";
+    too_large.cancel_reason = "event at revision " + std::to_string(revision_of(deliverable)) +
+                              " is larger than the NATS max payload (" +
+                              std::to_string(payload_max) + " bytes)";
     tail = &too_large;
+    events.resize(deliverable);
   }
+
   ResponseHeader header;
   header.revision = message.revision;
   // Messages hold whole revisions: after this one the client has every
   // event up to its last event's revision, or up to a progress bookmark.
   if (!events.empty()) {
-    stream.delivered_revision =
-        std::max(stream.delivered_revision, events.back()->kv->mod_revision);
+    stream.delivered_revision = std::max(stream.delivered_revision, revision_of(events.size() - 1));
   } else if (message.progress) {
     stream.delivered_revision = std::max(stream.delivered_revision, message.revision);
   }
   // A client resumes from a cancel's revision + 1.
   if (tail == &too_large) header.revision = stream.delivered_revision;
 
+  ProtoArena arena;
   size_t begin = 0;
   do {
     size_t end = begin;
     size_t bytes = 0;
-    while (end < events.size() && (end == begin || bytes + sizes[end] <= events_bytes_max)) {
-      bytes += sizes[end];
+    while (end < events.size() &&
+           (end == begin || bytes + events[end]->size() + 1 <= events_bytes_max)) {
+      bytes += events[end]->size() + 1;
       ++end;
     }
     const bool last = end >= events.size();
@@ -122,18 +134,33 @@ bool WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message)
     natcd__v1__watch_response__init(&response);
     response.header = ToProto(header, header_, &arena);
     response.watch_id = id;
-    response.n_events = end - begin;
-    response.events = events.data() + begin;
     response.seq = stream.next_seq;
     // Split inside one revision: etcd's fragment flag says more follows.
-    response.fragment = !last && events[end - 1]->kv->mod_revision == events[end]->kv->mod_revision;
+    response.fragment = !last && revision_of(end - 1) == revision_of(end);
     if (last) {
       response.canceled = tail->canceled;
       response.cancel_reason =
           tail->canceled ? const_cast<char*>(tail->cancel_reason.c_str()) : const_cast<char*>("");
       response.compact_revision = tail->compact_revision;
     }
-    Publish(stream, EncodeMessage(&response.base, stream.json));
+    // The response without its events, then the events as encoded: in
+    // protobuf a repeated field may follow the others; in JSON it is one
+    // more member of the object.
+    std::string body = EncodeMessage(&response.base, stream.json);
+    if (begin < end) {
+      if (stream.json) {
+        body.pop_back();  // '}'
+        body += body.size() > 1 ? ",\"events\":[" : "\"events\":[";
+        for (size_t i = begin; i < end; ++i) {
+          if (i > begin) body += ',';
+          body += *events[i];
+        }
+        body += "]}";
+      } else {
+        for (size_t i = begin; i < end; ++i) body += *events[i];
+      }
+    }
+    Publish(stream, body);
     begin = end;
   } while (begin < events.size());
   return !tail->canceled;
@@ -158,6 +185,7 @@ void WatchStreams::Deliver(bool ignore_window) {
       message = WatchMessage{};
     }
   }
+  encoded_.clear();  // the events may be freed once polled
 }
 
 void WatchStreams::Tick() {
@@ -198,6 +226,7 @@ void WatchStreams::Tick() {
     }
     ++it;
   }
+  encoded_.clear();
 }
 
 }  // namespace natcd::nats

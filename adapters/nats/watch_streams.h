@@ -78,6 +78,9 @@ class WatchStreams {
   // Returns false when the watch had to end: an event that cannot fit in a
   // message at all (the cancel message says which revision).
   bool Send(WatchId id, Stream& stream, const WatchMessage& message);
+  // The event as WatchResponse.events bytes (protobuf: tag, length, event;
+  // JSON: the event object), encoded once per Deliver round.
+  const std::string& EncodedEvent(const Event& event, bool prev_kv, bool json);
   void Publish(Stream& stream, const std::string& body);
 
   natsConnection* nc_;
@@ -87,6 +90,8 @@ class WatchStreams {
   WatchStreamOptions options_;
   HeaderInfo header_;
   std::map<WatchId, Stream> streams_;
+  // Encoded events of the current Deliver round, by (event, prev_kv | json << 1).
+  std::map<std::pair<const Event*, uint8_t>, std::string> encoded_;
   uint64_t reclaimed_ = 0;
 };
 
