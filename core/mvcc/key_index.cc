@@ -13,9 +13,11 @@ const RevRecord* KeyEntry::VisibleAt(int64_t rev) const {
   return it == revs.begin() ? nullptr : &*(it - 1);
 }
 
-const RevRecord* KeyEntry::Before(int64_t main) const {
-  auto it = std::lower_bound(revs.begin(), revs.end(), main,
-                             [](const RevRecord& rec, int64_t r) { return rec.main < r; });
+const RevRecord* KeyEntry::Before(int64_t main, int32_t sub) const {
+  auto it = std::lower_bound(revs.begin(), revs.end(), std::pair(main, sub),
+                             [](const RevRecord& rec, const std::pair<int64_t, int32_t>& at) {
+                               return std::pair(rec.main, rec.sub) < at;
+                             });
   return it == revs.begin() ? nullptr : &*(it - 1);
 }
 

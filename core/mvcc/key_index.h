@@ -36,8 +36,10 @@ struct KeyEntry {
   // The latest write with main <= rev, or nullptr. A tombstone means the key
   // did not exist at rev.
   const RevRecord* VisibleAt(int64_t rev) const;
-  // The latest write before (main, sub), or nullptr.
-  const RevRecord* Before(int64_t main) const;
+  // The latest write before (main, sub), or nullptr. A txn may write a key
+  // twice in one revision (etcd allows a put in one nested txn and a delete
+  // in a later one), so sub counts.
+  const RevRecord* Before(int64_t main, int32_t sub) const;
 };
 
 class KeyIndex {

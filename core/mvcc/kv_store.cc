@@ -227,6 +227,7 @@ Result<RangeResponse> KvStore::Range(const RangeRequest& request) {
                   request.min_create_revision || request.max_create_revision;
   bool sorted = order == SortOrder::kDescend ||
                 (order == SortOrder::kAscend && request.sort_target != SortTarget::kKey);
+  bool by_value = sorted && request.sort_target == SortTarget::kValue;
   // Without sorting or filtering, the first limit + 1 keys answer kvs and more.
   size_t fetch_max = (sorted || filtered || request.limit <= 0)
                          ? SIZE_MAX
@@ -249,13 +250,18 @@ Result<RangeResponse> KvStore::Range(const RangeRequest& request) {
         (request.max_create_revision && kv.create_revision > request.max_create_revision)) {
       continue;
     }
-    if (request.keys_only) std::string().swap(kv.value);
+    // etcd drops the values only after sorting: a keys_only read sorted by
+    // value is still in value order.
+    if (request.keys_only && !by_value) std::string().swap(kv.value);
     response.kvs.push_back(std::move(kv));
   }
   if (sorted) SortKvs(&response.kvs, order, request.sort_target);
   if (request.limit > 0 && response.kvs.size() > static_cast<size_t>(request.limit)) {
     response.kvs.resize(request.limit);
     response.more = true;
+  }
+  if (request.keys_only && by_value) {
+    for (KeyValue& kv : response.kvs) std::string().swap(kv.value);
   }
   return response;
 }
@@ -425,9 +431,6 @@ Status KvStore::CheckTxnShape(const TxnRequest& request, int64_t max_ops) const 
       }
     }
   }
-  WriteSet ignored;
-  NATCD_RETURN_IF_ERROR(CheckIntervals(request.success, &ignored));
-  NATCD_RETURN_IF_ERROR(CheckIntervals(request.failure, &ignored));
   return Status::OK();
 }
 
@@ -461,9 +464,19 @@ Status KvStore::PlanTxn(const TxnRequest& request, std::vector<bool>* path) {
   for (const RequestOp& op : *succeeded ? request.success : request.failure) {
     if (auto* nested = std::get_if<std::shared_ptr<TxnRequest>>(&op.op)) {
       NATCD_RETURN_IF_ERROR(PlanTxn(**nested, path));
-    } else if (auto* range = std::get_if<RangeRequest>(&op.op)) {
+    }
+  }
+  return Status::OK();
+}
+
+Status KvStore::CheckPath(const TxnRequest& request, const std::vector<bool>& path,
+                          size_t* path_pos, bool puts) {
+  for (const RequestOp& op : path[(*path_pos)++] ? request.success : request.failure) {
+    if (auto* nested = std::get_if<std::shared_ptr<TxnRequest>>(&op.op)) {
+      NATCD_RETURN_IF_ERROR(CheckPath(**nested, path, path_pos, puts));
+    } else if (auto* range = std::get_if<RangeRequest>(&op.op); range && !puts) {
       NATCD_RETURN_IF_ERROR(ValidateRange(*range));
-    } else if (auto* put = std::get_if<PutRequest>(&op.op)) {
+    } else if (auto* put = std::get_if<PutRequest>(&op.op); put && puts) {
       NATCD_RETURN_IF_ERROR(ValidatePut(*put));
     }
   }
@@ -519,8 +532,19 @@ void SetHeaders(TxnResponse* response, int64_t revision) {
 
 Result<TxnResponse> KvStore::Txn(const TxnRequest& request) {
   NATCD_RETURN_IF_ERROR(CheckTxnShape(request, limits_.max_txn_ops));
+  // etcd v3rpc Txn: the duplicate-key check runs once, at the top, after
+  // the whole request passed the static checks (it covers nested txns).
+  WriteSet ignored;
+  NATCD_RETURN_IF_ERROR(CheckIntervals(request.success, &ignored));
+  NATCD_RETURN_IF_ERROR(CheckIntervals(request.failure, &ignored));
   std::vector<bool> path;
   NATCD_RETURN_IF_ERROR(PlanTxn(request, &path));
+  // etcd checkRequests: every put on the path first, then every range, so a
+  // txn with both kinds of error fails with the put's error, as in etcd.
+  for (bool puts : {true, false}) {
+    size_t pos = 0;
+    NATCD_RETURN_IF_ERROR(CheckPath(request, path, &pos, puts));
+  }
   size_t pos = 0;
   Status io;
   TxnResponse response = ExecuteTxn(request, path, &pos, &io);
@@ -589,7 +613,8 @@ Status KvStore::ReadEvents(const std::string& key, const std::string& range_end,
     event.type = row.tombstone ? Event::Type::kDelete : Event::Type::kPut;
     if (with_prev_kv) {
       const KeyEntry* entry = index_.Find(row.kv.key);
-      const RevRecord* prev = entry ? entry->Before(row.rev) : nullptr;
+      const RevRecord* prev =
+          entry ? entry->Before(row.rev, static_cast<int32_t>(row.sub)) : nullptr;
       if (prev != nullptr && !prev->tombstone) {
         Result<RevisionRow> prev_row = backend_->GetRow(prev->main, prev->sub);
         if (!prev_row.ok()) {

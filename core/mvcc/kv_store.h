@@ -81,12 +81,16 @@ class KvStore {
   Status CheckReadRevision(int64_t revision) const;
   Status ValidatePut(const PutRequest& request);
   Status ValidateRange(const RangeRequest& request) const;
-  // Static txn checks (etcd checkTxnRequest + checkIntervals).
+  // Static txn checks (etcd checkTxnRequest; Txn runs checkIntervals after).
   Status CheckTxnShape(const TxnRequest& request, int64_t max_ops) const;
   Result<bool> EvaluateCompares(const std::vector<Compare>& compares);
   // Chooses every branch (etcd compareToPath: all compares, nested ones
-  // too, see the state before the txn) and validates the ops on the path.
+  // too, see the state before the txn).
   Status PlanTxn(const TxnRequest& request, std::vector<bool>* path);
+  // Validates the puts (puts) or else the ranges on the chosen path (etcd
+  // checkRequests with checkPut, then with checkRange).
+  Status CheckPath(const TxnRequest& request, const std::vector<bool>& path, size_t* path_pos,
+                   bool puts);
   TxnResponse ExecuteTxn(const TxnRequest& request, const std::vector<bool>& path, size_t* path_pos,
                          Status* io);
 
