@@ -1,0 +1,277 @@
+// The client: connection, request-reply with safe retries, time helpers.
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+// --- time ------------------------------------------------------------------
+
+int64_t _nowMs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void _sleepMs(int64_t ms) {
+  if (ms <= 0) return;
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+struct timespec _deadlineIn(int64_t ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  if (ms < 0) ms = 0;
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec += 1;
+    ts.tv_nsec -= 1000000000;
+  }
+  return ts;
+}
+
+int _condInit(pthread_cond_t* cond) {
+  pthread_condattr_t attr;
+  int rc = pthread_condattr_init(&attr);
+  if (rc == 0) rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  if (rc == 0) rc = pthread_cond_init(cond, &attr);
+  pthread_condattr_destroy(&attr);
+  return rc;
+}
+
+bool _condWaitMs(pthread_cond_t* cond, pthread_mutex_t* mu, int64_t ms) {
+  struct timespec deadline = _deadlineIn(ms);
+  return pthread_cond_timedwait(cond, mu, &deadline) == ETIMEDOUT;
+}
+
+void _randomHex128(char out[33]) {
+  static const char kHex[] = "0123456789abcdef";
+  uint8_t bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // No getrandom (very old kernel): still unique enough per process.
+      uint64_t x = (uint64_t)_nowMs() ^ ((uint64_t)(uintptr_t)&got << 17) ^ (uint64_t)rand();
+      for (; got < sizeof bytes; ++got) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        bytes[got] = (uint8_t)(x >> 56);
+      }
+      break;
+    }
+    got += (size_t)n;
+  }
+  for (size_t i = 0; i < sizeof bytes; ++i) {
+    out[2 * i] = kHex[bytes[i] >> 4];
+    out[2 * i + 1] = kHex[bytes[i] & 0xf];
+  }
+  out[32] = '\0';
+}
+
+// --- client ----------------------------------------------------------------
+
+void natcdClientOptions_Init(natcdClientOptions* opts) {
+  if (opts == NULL) return;
+  memset(opts, 0, sizeof *opts);
+  opts->prefix = NATCD_DEFAULT_PREFIX;
+  opts->timeout_ms = 5000;
+  opts->retries = 3;
+  opts->backoff_ms = 50;
+  opts->backoff_max_ms = 1000;
+  opts->reconnect_wait_ms = 250;
+}
+
+static natcdStatus _clientNew(natcdClient** out, const natcdClientOptions* given) {
+  natcdClientOptions opts;
+  natcdClientOptions_Init(&opts);
+  if (given != NULL) opts = *given;
+  natcdClient* c = calloc(1, sizeof *c);
+  if (c == NULL) return _setError(natcdStatus_NoMemory, "out of memory");
+  const char* prefix =
+      opts.prefix != NULL && opts.prefix[0] != '\0' ? opts.prefix : NATCD_DEFAULT_PREFIX;
+  c->prefix = strdup(prefix);
+  if (c->prefix == NULL) {
+    free(c);
+    return _setError(natcdStatus_NoMemory, "out of memory");
+  }
+  c->timeout_ms = opts.timeout_ms > 0 ? opts.timeout_ms : 5000;
+  c->retries = opts.retries > 0 ? opts.retries : 0;
+  c->backoff_ms = opts.backoff_ms > 0 ? opts.backoff_ms : 50;
+  c->backoff_max_ms = opts.backoff_max_ms > 0 ? opts.backoff_max_ms : 1000;
+  if (c->backoff_max_ms < c->backoff_ms) c->backoff_max_ms = c->backoff_ms;
+  *out = c;
+  return natcdStatus_OK;
+}
+
+natcdStatus natcdClient_Create(natcdClient** out, natsConnection* nc,
+                               const natcdClientOptions* opts) {
+  NATCD_CHECK_ARG(out != NULL);
+  NATCD_CHECK_ARG(nc != NULL);
+  natcdStatus s = _clientNew(out, opts);
+  if (s == natcdStatus_OK) (*out)->nc = nc;
+  return s;
+}
+
+natcdStatus natcdClient_Connect(natcdClient** out, const char* url,
+                                const natcdClientOptions* opts) {
+  NATCD_CHECK_ARG(out != NULL);
+  NATCD_CHECK_ARG(url != NULL);
+  natcdClient* c = NULL;
+  natcdStatus s = _clientNew(&c, opts);
+  if (s != natcdStatus_OK) return s;
+  int64_t reconnect_wait =
+      opts != NULL && opts->reconnect_wait_ms > 0 ? opts->reconnect_wait_ms : 250;
+  natsOptions* nopts = NULL;
+  natsStatus ns = natsOptions_Create(&nopts);
+  if (ns == NATS_OK) ns = natsOptions_SetURL(nopts, url);
+  if (ns == NATS_OK) ns = natsOptions_SetMaxReconnect(nopts, -1);
+  if (ns == NATS_OK) ns = natsOptions_SetReconnectWait(nopts, reconnect_wait);
+  if (ns == NATS_OK) ns = natsOptions_SetReconnectJitter(nopts, 50, 500);
+  if (ns == NATS_OK) ns = natsConnection_Connect(&c->nc, nopts);
+  natsOptions_Destroy(nopts);
+  if (ns != NATS_OK) {
+    natcdClient_Destroy(c);
+    return _setNatsError(natcdStatus_ConnectionError, ns, "connect");
+  }
+  c->owns_nc = true;
+  *out = c;
+  return natcdStatus_OK;
+}
+
+natsConnection* natcdClient_GetConnection(natcdClient* client) {
+  return client != NULL ? client->nc : NULL;
+}
+
+void natcdClient_Destroy(natcdClient* client) {
+  if (client == NULL) return;
+  if (client->owns_nc && client->nc != NULL) natsConnection_Destroy(client->nc);
+  free(client->prefix);
+  free(client);
+}
+
+// --- requests --------------------------------------------------------------
+
+static char* _subject(natcdClient* c, const char* suffix) {
+  size_t n = strlen(c->prefix) + 1 + strlen(suffix) + 1;
+  char* s = malloc(n);
+  if (s != NULL) snprintf(s, n, "%s.%s", c->prefix, suffix);
+  return s;
+}
+
+static uint8_t* _pack(const ProtobufCMessage* msg, size_t* len) {
+  *len = protobuf_c_message_get_packed_size(msg);
+  uint8_t* buf = malloc(*len > 0 ? *len : 1);
+  if (buf != NULL) protobuf_c_message_pack(msg, buf);
+  return buf;
+}
+
+// One attempt. Returns OK with *reply set, or an error; *retry says whether
+// another attempt may help.
+static natcdStatus _attempt(natsMsg** reply, natcdClient* c, const char* subject,
+                            const uint8_t* body, size_t len, const char* request_id,
+                            int64_t timeout_ms, bool* retry) {
+  *retry = false;
+  natsMsg* msg = NULL;
+  natsStatus ns = natsMsg_Create(&msg, subject, NULL, (const char*)body, (int)len);
+  if (ns == NATS_OK && request_id != NULL) {
+    ns = natsMsgHeader_Set(msg, NATCD_REQUEST_ID_HEADER, request_id);
+  }
+  if (ns == NATS_OK) ns = natsConnection_RequestMsg(reply, c->nc, msg, timeout_ms);
+  natsMsg_Destroy(msg);
+  if (ns == NATS_OK) return natcdStatus_OK;
+  if (ns == NATS_TIMEOUT) {
+    *retry = true;
+    return _setNatsError(natcdStatus_Timeout, ns, subject);
+  }
+  if (ns == NATS_NO_RESPONDERS) {
+    *retry = true;
+    return _setNatsError(natcdStatus_NoResponders, ns, subject);
+  }
+  // While nats.c reconnects a request may fail in other ways; another
+  // attempt after the backoff may find the connection back.
+  *retry = natsConnection_IsReconnecting(c->nc);
+  return _setNatsError(natcdStatus_ConnectionError, ns, subject);
+}
+
+natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* suffix,
+                     const ProtobufCMessage* req, const ProtobufCMessageDescriptor* reply_desc,
+                     const _requestOpts* o) {
+  *reply_out = NULL;
+  char* subject = _subject(c, suffix);
+  size_t len = 0;
+  uint8_t* body = _pack(req, &len);
+  if (subject == NULL || body == NULL) {
+    free(subject);
+    free(body);
+    return _setError(natcdStatus_NoMemory, "out of memory");
+  }
+  char id_buf[33];
+  const char* request_id = NULL;
+  if (o != NULL && o->write) {
+    _randomHex128(id_buf);
+    request_id = id_buf;
+  }
+  int64_t timeout = o != NULL && o->timeout_ms > 0 ? o->timeout_ms : c->timeout_ms;
+  int retries = o != NULL && o->retries >= 0 ? o->retries : c->retries;
+  int64_t backoff = c->backoff_ms;
+
+  natcdStatus s = natcdStatus_OK;
+  for (int attempt = 0;; ++attempt) {
+    natsMsg* reply = NULL;
+    bool retry = false;
+    s = _attempt(&reply, c, subject, body, len, request_id, timeout, &retry);
+    if (s == natcdStatus_OK) {
+      const char* code_text = NULL;
+      if (natsMsgHeader_Get(reply, NATCD_ERROR_CODE_HEADER, &code_text) == NATS_OK &&
+          code_text != NULL) {
+        const char* text = NULL;
+        (void)natsMsgHeader_Get(reply, NATCD_ERROR_HEADER, &text);
+        int code = atoi(code_text);
+        s = _setServiceError(code, text);
+        // Not applied (ErrStopped: natcd is stopping; 429: come back later),
+        // so another attempt with the same id is safe.
+        retry =
+            code == 429 || (code == 503 && text != NULL && strncmp(text, "ErrStopped", 10) == 0);
+      } else {
+        ProtobufCMessage* m =
+            protobuf_c_message_unpack(reply_desc, NULL, (size_t)natsMsg_GetDataLength(reply),
+                                      (const uint8_t*)natsMsg_GetData(reply));
+        if (m == NULL) {
+          s = _setError(natcdStatus_ProtocolError, "%s: undecodable %s reply", subject,
+                        reply_desc->name);
+        } else {
+          *reply_out = m;
+        }
+      }
+      natsMsg_Destroy(reply);
+    }
+    if (s == natcdStatus_OK || !retry || attempt >= retries) break;
+    _sleepMs(backoff);
+    backoff = backoff * 2 > c->backoff_max_ms ? c->backoff_max_ms : backoff * 2;
+  }
+  free(subject);
+  free(body);
+  return s;
+}
+
+natcdStatus _publish(natcdClient* c, const char* suffix, const ProtobufCMessage* m) {
+  char* subject = _subject(c, suffix);
+  size_t len = 0;
+  uint8_t* body = _pack(m, &len);
+  natcdStatus s = natcdStatus_OK;
+  if (subject == NULL || body == NULL) {
+    s = _setError(natcdStatus_NoMemory, "out of memory");
+  } else {
+    natsStatus ns = natsConnection_Publish(c->nc, subject, body, (int)len);
+    if (ns != NATS_OK) s = _setNatsError(natcdStatus_ConnectionError, ns, subject);
+  }
+  free(subject);
+  free(body);
+  return s;
+}
