@@ -119,6 +119,9 @@ typedef struct natcdClientOptions {
   int64_t timeout_ms;
   /// Extra attempts after a timeout, "no responders", 429 or 503 ErrStopped
   /// (writes keep their request id). < 0: 0. Default 3.
+  /// \warning natcd remembers a request id for 2 minutes: keep
+  /// (retries + 1) * (timeout_ms + backoff_max_ms) well below that, or a
+  /// late retry of a write that did happen is applied again.
   int retries;
   /// Pause before the first retry, ms, doubled each time. <= 0: 50.
   int64_t backoff_ms;

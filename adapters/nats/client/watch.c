@@ -45,6 +45,8 @@ struct natcdWatch {
   int64_t last_rev;
   int64_t last_activity;
   uint64_t reconnects_seen;
+  int64_t resumed_at;     // last_rev at the previous resume (-1: none yet)
+  int64_t stall_backoff;  // pause before a resume that follows no progress, ms
   natsStatistics* nstats;
   Natcd__V1__WatchResponse** frags;  // a revision split in fragments, so far
   size_t n_frags;
@@ -227,6 +229,17 @@ static bool _resume(natcdWatch* w) {
   w->stats.resumes++;
   pthread_mutex_unlock(&w->mu);
   _detach(w, true);
+  // A stream that fails again before delivering anything (say, natcd
+  // cannot send some message and the watch keeps hitting a gap there)
+  // must not spin: such resumes back off.
+  if (w->last_rev == w->resumed_at) {
+    if (_pause(w, w->stall_backoff)) return false;
+    w->stall_backoff = w->stall_backoff * 2 > w->client->backoff_max_ms ? w->client->backoff_max_ms
+                                                                        : w->stall_backoff * 2;
+  } else {
+    w->stall_backoff = w->client->backoff_ms;
+  }
+  w->resumed_at = w->last_rev;
   int64_t backoff = w->client->backoff_ms;
   for (;;) {
     if (_stopped(w)) return false;
@@ -530,6 +543,8 @@ natcdStatus _watchCreate(natcdWatch** out, natcdClient* client, const void* key,
   w->progress_notify = opts->progress_notify;
   w->heartbeat_ms = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : 5000;
   w->continue_after_compaction = continue_after_compaction;
+  w->resumed_at = -1;
+  w->stall_backoff = client->backoff_ms;
   w->key = malloc(key_len + 1);
   w->ack_subject = _subjectOf(client, "watch.ack");
   w->cancel_subject = _subjectOf(client, "watch.cancel");
