@@ -172,12 +172,16 @@ Result<LeaseExpireResponse> Engine::ApplyLeaseExpire(const LeaseExpireRequest& r
 
 Result<LeaseCheckpointResponse> Engine::ApplyLeaseCheckpoint(
     const LeaseCheckpointRequest& request) {
+  // Validate everything first: a request error changes nothing.
+  // (Entries for leases that are gone are skipped, as at apply.)
+  for (const auto& cp : request.checkpoints) {
+    if (cp.remaining_ms < 0 && parts_->leases->Exists(cp.id)) {
+      return Status::InvalidArgument("ErrLeaseCheckpoint", "negative remaining TTL");
+    }
+  }
   for (const auto& cp : request.checkpoints) {
     Lease* lease = parts_->leases->Find(cp.id);
     if (lease == nullptr) continue;
-    if (cp.remaining_ms < 0) {
-      return Status::InvalidArgument("ErrLeaseCheckpoint", "negative remaining TTL");
-    }
     NATCD_RETURN_IF_ERROR(
         parts_->backend->PutLease(LeaseRow{cp.id, lease->ttl_s, cp.remaining_ms}));
     parts_->leases->SetCheckpoint(cp.id, cp.remaining_ms);

@@ -49,8 +49,10 @@ class TempDir {
 // The seed of a randomized test: gtest's --gtest_random_seed when given,
 // else a fixed one, so a failure replays exactly.
 inline uint32_t RandomSeed() {
-  int seed = ::testing::UnitTest::GetInstance()->random_seed();
-  return seed != 0 ? static_cast<uint32_t>(seed) : 301;
+  // gtest makes up a time-based seed when the flag is not given: only an
+  // explicit --gtest_random_seed=N changes ours.
+  if (GTEST_FLAG_GET(random_seed) == 0) return 301;
+  return static_cast<uint32_t>(::testing::UnitTest::GetInstance()->random_seed());
 }
 
 }  // namespace natcd::testing

@@ -6,15 +6,78 @@
 
 namespace natcd::nats {
 
-size_t EventPublisher::Publish(const std::vector<Event>& events) {
-  size_t failed = 0;
+EventPublisher::EventPublisher(natsConnection* nc, std::string prefix, size_t events_pending_max)
+    : nc_(nc), prefix_(std::move(prefix)), events_pending_max_(events_pending_max) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+EventPublisher::~EventPublisher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void EventPublisher::Enqueue(Batch batch) {
+  if (!batch || batch->empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queued_events_ += batch->size();
+    queue_.push_back(std::move(batch));
+    while (queued_events_ > events_pending_max_ && queue_.size() > 1) {
+      queued_events_ -= queue_.front()->size();
+      dropped_ += queue_.front()->size();
+      queue_.pop_front();
+    }
+  }
+  wake_.notify_one();
+}
+
+void EventPublisher::Flush() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+uint64_t EventPublisher::published() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return published_;
+}
+
+uint64_t EventPublisher::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
+}
+
+void EventPublisher::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stopping, and everything was published
+    Batch batch = std::move(queue_.front());
+    queue_.pop_front();
+    queued_events_ -= batch->size();
+    busy_ = true;
+    lock.unlock();
+    Publish(*batch);
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) idle_.notify_all();
+  }
+  idle_.notify_all();
+}
+
+void EventPublisher::Publish(const std::vector<Event>& events) {
+  uint64_t published = 0;
+  uint64_t dropped = 0;
   for (const Event& event : events) {
     const bool put = event.type == Event::Type::kPut;
     std::string subject = EventSubject(prefix_, event.kv.key);
     if (subject.size() > kEventSubjectBytesMax) {
       // nats-server drops a connection whose control line passes 4 KiB:
       // such keys are left to watches.
-      ++skipped_;
+      ++dropped;
       continue;
     }
     natsMsg* msg = nullptr;
@@ -33,12 +96,14 @@ size_t EventPublisher::Publish(const std::vector<Event>& events) {
     if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
     natsMsg_Destroy(msg);
     if (s == NATS_OK) {
-      ++published_;
+      ++published;
     } else {
-      ++failed;
+      ++dropped;
     }
   }
-  return failed;
+  std::lock_guard<std::mutex> lock(mu_);
+  published_ += published;
+  dropped_ += dropped;
 }
 
 }  // namespace natcd::nats

@@ -1,12 +1,24 @@
 // Publishes every committed event once on P.ev.<key tokens>, with the raw
 // value as the body and the Natcd-* headers (docs/PROTOCOL.md "Live event
-// subjects"). Best-effort, like any core NATS publish. Engine thread only.
+// subjects"). Best-effort, like any core NATS publish.
+//
+// Publishing runs on a thread of its own, fed in commit order by the engine
+// thread: building a NATS message with six headers costs more than applying
+// the write it describes, and it must not delay the replies. The queue is
+// bounded: past events_pending_max the oldest batches are dropped (and
+// counted), which a subscriber sees as missed events, as with any slow core
+// NATS subscription.
 #pragma once
 
 #include <nats/nats.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "natcd/types.h"
@@ -15,21 +27,41 @@ namespace natcd::nats {
 
 class EventPublisher {
  public:
-  EventPublisher(natsConnection* nc, std::string prefix) : nc_(nc), prefix_(std::move(prefix)) {}
+  using Batch = std::shared_ptr<const std::vector<Event>>;
 
-  // Publishes the events in order. Returns how many could not be handed to
-  // the connection (it was closed or its reconnect buffer was full).
-  size_t Publish(const std::vector<Event>& events);
-  uint64_t published() const { return published_; }
-  // Events not published because their subject would be longer than
-  // kEventSubjectBytesMax (keys of about 4 KB and more).
-  uint64_t skipped() const { return skipped_; }
+  EventPublisher(natsConnection* nc, std::string prefix, size_t events_pending_max = 1'000'000);
+  // Publishes what is queued, then stops.
+  ~EventPublisher();
+  EventPublisher(const EventPublisher&) = delete;
+  EventPublisher& operator=(const EventPublisher&) = delete;
+
+  // Queues one commit's events (engine thread).
+  void Enqueue(Batch batch);
+  // Waits until everything queued so far was handed to the connection.
+  void Flush();
+
+  uint64_t published() const;
+  // Events not published: queue overflow, or a subject longer than
+  // kEventSubjectBytesMax (keys of about 4 KB and more), or a failed publish.
+  uint64_t dropped() const;
 
  private:
-  natsConnection* nc_;
-  std::string prefix_;
-  uint64_t published_ = 0;
-  uint64_t skipped_ = 0;
+  void Run();
+  void Publish(const std::vector<Event>& events);
+
+  natsConnection* const nc_;
+  const std::string prefix_;
+  const size_t events_pending_max_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::deque<Batch> queue_;   // guarded by mu_
+  size_t queued_events_ = 0;  // guarded by mu_
+  bool busy_ = false;         // guarded by mu_: a batch is being published
+  bool stopping_ = false;     // guarded by mu_
+  uint64_t published_ = 0;    // guarded by mu_
+  uint64_t dropped_ = 0;      // guarded by mu_
+  std::thread thread_;
 };
 
 }  // namespace natcd::nats

@@ -152,7 +152,7 @@ struct Node::Impl {
   int64_t next_watch_tick_ms = 0;
   int64_t next_progress_ms = 0;
 
-  Status Init(natsConnection* connection, const NodeOptions& opts);
+  Status Init(natsConnection* connection, const NodeOptions& opts, natsConnection* events_nc);
   Status Subscribe();
   void AddEndpoint(const std::string& name, const std::string& suffix, bool queue,
                    EndpointKind kind, const ProtobufCMessageDescriptor* request);
@@ -170,7 +170,8 @@ struct Node::Impl {
   void Finish(PendingReply& reply);
 };
 
-Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts) {
+Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
+                        natsConnection* events_nc) {
   nc = connection;
   options = opts;
   options.engine.retain_committed_events = true;
@@ -206,7 +207,7 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts) {
   stream_options.ack_timeout_ms = options.watch_ack_timeout_ms;
   streams = std::make_unique<WatchStreams>(nc, &engine->watches(), engine.get(),
                                            options.engine.clock, stream_options, header);
-  publisher = std::make_unique<EventPublisher>(nc, options.prefix);
+  publisher = std::make_unique<EventPublisher>(events_nc ? events_nc : nc, options.prefix);
   compactor = std::make_unique<AutoCompactor>(
       options.auto_compaction_mode, options.auto_compaction_mode == AutoCompactor::Mode::kPeriodic
                                         ? options.auto_compaction_retention * 1000
@@ -734,7 +735,7 @@ void Node::Impl::Loop() {
       Finish(reply);
     }
     replies.clear();
-    for (auto& events : engine->TakeCommittedEvents()) publisher->Publish(*events);
+    for (auto& events : engine->TakeCommittedEvents()) publisher->Enqueue(std::move(events));
     engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
     streams->Deliver();
   }
@@ -742,12 +743,15 @@ void Node::Impl::Loop() {
   engine->watches().CancelAll("server shutting down");
   streams->Deliver(/*ignore_window=*/true);  // the last message, even to a full window
   (void)engine->Commit();
+  for (auto& events : engine->TakeCommittedEvents()) publisher->Enqueue(std::move(events));
+  publisher->Flush();
   natsConnection_FlushTimeout(nc, 1'000);
 }
 
-Result<std::unique_ptr<Node>> Node::Start(natsConnection* nc, const NodeOptions& options) {
+Result<std::unique_ptr<Node>> Node::Start(natsConnection* nc, const NodeOptions& options,
+                                          natsConnection* events_nc) {
   auto impl = std::make_unique<Impl>();
-  Status s = impl->Init(nc, options);
+  Status s = impl->Init(nc, options, events_nc);
   std::unique_ptr<Node> node(new Node(std::move(impl)));
   if (!s.ok()) {
     node->Stop();

@@ -59,7 +59,11 @@ struct NodeOptions {
 class Node {
  public:
   // Opens the engine, subscribes every subject and starts the engine thread.
-  static Result<std::unique_ptr<Node>> Start(natsConnection* nc, const NodeOptions& options);
+  // events_nc, when given, carries the P.ev.* stream: a connection without
+  // SendAsap, so nats.c batches those best-effort publishes into few socket
+  // writes instead of one per event (replies stay on nc, written at once).
+  static Result<std::unique_ptr<Node>> Start(natsConnection* nc, const NodeOptions& options,
+                                             natsConnection* events_nc = nullptr);
   // Stop() if still running.
   ~Node();
   Node(const Node&) = delete;

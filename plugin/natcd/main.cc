@@ -66,21 +66,27 @@ void OnReconnected(natsConnection* nc, void* closure) {
   if (auto* node = static_cast<ConnectionEvents*>(closure)->node.load()) node->OnReconnected();
 }
 
-natsStatus Connect(const Settings& s, ConnectionEvents* events, natsConnection** nc) {
+// send_asap: write each publish at once (replies) instead of letting nats.c
+// batch them on its ~1 ms flusher cycle (the best-effort event stream).
+natsStatus Connect(const Settings& s, ConnectionEvents* events, bool send_asap,
+                   natsConnection** nc) {
   natsOptions* opts = nullptr;
   natsStatus st = natsOptions_Create(&opts);
   if (st == NATS_OK) st = natsOptions_SetURL(opts, s.nats_url.c_str());
   if (st == NATS_OK) st = natsOptions_SetName(opts, ("natcd " + s.name).c_str());
-  // Reply at once instead of on nats.c's ~1 ms flusher cycle.
-  if (st == NATS_OK) st = natsOptions_SetSendAsap(opts, true);
+  if (st == NATS_OK) st = natsOptions_SetSendAsap(opts, send_asap);
   // Reconnect for ever, with backoff and jitter; buffer what is published
   // meanwhile (events and watch messages; watches detect a loss by seq).
   if (st == NATS_OK) st = natsOptions_SetMaxReconnect(opts, -1);
   if (st == NATS_OK) st = natsOptions_SetReconnectWait(opts, 250);
   if (st == NATS_OK) st = natsOptions_SetReconnectJitter(opts, 100, 1000);
   if (st == NATS_OK) st = natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
-  if (st == NATS_OK) st = natsOptions_SetDisconnectedCB(opts, OnDisconnected, events);
-  if (st == NATS_OK) st = natsOptions_SetReconnectedCB(opts, OnReconnected, events);
+  if (st == NATS_OK && events != nullptr) {
+    st = natsOptions_SetDisconnectedCB(opts, OnDisconnected, events);
+  }
+  if (st == NATS_OK && events != nullptr) {
+    st = natsOptions_SetReconnectedCB(opts, OnReconnected, events);
+  }
   if (st == NATS_OK && !s.user.empty()) {
     st = natsOptions_SetUserInfo(opts, s.user.c_str(), s.password.c_str());
   }
@@ -184,9 +190,12 @@ int main(int argc, char** argv) {
 
   ConnectionEvents events;
   natsConnection* nc = nullptr;
-  natsStatus st = Connect(s, &events, &nc);
+  natsConnection* events_nc = nullptr;
+  natsStatus st = Connect(s, &events, /*send_asap=*/true, &nc);
+  if (st == NATS_OK) st = Connect(s, nullptr, /*send_asap=*/false, &events_nc);
   if (st != NATS_OK) {
     spdlog::error("connect to {}: {}", s.nats_url, natsStatus_GetText(st));
+    natsConnection_Destroy(nc);
     return 1;
   }
 
@@ -210,9 +219,10 @@ int main(int argc, char** argv) {
       : s.auto_compaction_mode == "periodic" ? natcd::AutoCompactor::Mode::kPeriodic
                                              : natcd::AutoCompactor::Mode::kOff;
   options.auto_compaction_retention = s.auto_compaction_retention;
-  auto node = natcd::nats::Node::Start(nc, options);
+  auto node = natcd::nats::Node::Start(nc, options, events_nc);
   if (!node.ok()) {
     spdlog::error("start: {}", node.status().ToString());
+    natsConnection_Destroy(events_nc);
     natsConnection_Destroy(nc);
     return 1;
   }
@@ -228,6 +238,7 @@ int main(int argc, char** argv) {
   events.node = nullptr;
   (*node)->Stop();
   node->reset();
+  natsConnection_Destroy(events_nc);
   natsConnection_Destroy(nc);
   embedded.reset();
   nats_Close();

@@ -121,11 +121,10 @@ TEST_F(ModelFindings, PutThenDeleteOfOneKeyInOneRevision) {
 }
 
 // engine.h: "Errors that come from the request ... change nothing." A
-// checkpoint entry with a negative TTL is rejected only after the entries
+// checkpoint entry with a negative TTL was rejected only after the entries
 // before it were applied (core/engine.cc, Engine::ApplyLeaseCheckpoint), so
-// the first lease keeps a 3 s checkpoint that survives a restart.
-// DISABLED: fails until ApplyLeaseCheckpoint validates every entry first.
-TEST_F(ModelFindings, DISABLED_CheckpointWithANegativeEntryChangesNothing) {
+// the first lease kept a 3 s checkpoint that survived a restart.
+TEST_F(ModelFindings, CheckpointWithANegativeEntryChangesNothing) {
   Grant(10, 1);
   LeaseCheckpointRequest bad;
   bad.checkpoints = {{1, 3'000}, {1, -1}};

@@ -39,9 +39,8 @@ constexpr int kDefaultSequences = 250;
 constexpr int kDefaultSequences = 1500;
 #endif
 
-// Checkpoint entries with a negative TTL. Off until Engine::ApplyLeaseCheckpoint
-// validates before it applies (see ModelFindings.DISABLED_*).
-constexpr bool kBadCheckpoints = false;
+// Checkpoint entries with a negative TTL: rejected whole, changing nothing.
+constexpr bool kBadCheckpoints = true;
 
 // Keys over a few prefixes, with bytes that stress range ends: a key that
 // is a prefix of others, 0xff bytes (PrefixRangeEnd carries), and a key
