@@ -307,11 +307,7 @@ Status KvStore::WritePut(const PutRequest& request, PutResponse* response) {
   kv.value = request.ignore_value ? entry.value : request.value;
   kv.lease = request.ignore_lease ? entry.lease : request.lease;
 
-  RevisionRow row;
-  row.rev = main;
-  row.sub = sub;
-  row.kv = kv;
-  Status s = backend_->InsertRow(row);
+  Status s = backend_->InsertRow(main, sub, /*tombstone=*/false, kv);
   if (!s.ok()) {
     if (entry.revs.empty()) index_.map().erase(request.key);
     return s;
@@ -341,18 +337,11 @@ Status KvStore::WriteTombstone(const std::string& key, KeyEntry& entry, bool wan
   assert(entry.live());
   const int64_t main = revision_ + 1;
   const int64_t sub = NextSub();
-  RevisionRow row;
-  row.rev = main;
-  row.sub = sub;
-  row.tombstone = true;
-  row.kv.key = key;
-  row.kv.mod_revision = main;
-  NATCD_RETURN_IF_ERROR(backend_->InsertRow(row));
-
   Event event;
   event.type = Event::Type::kDelete;
   event.kv.key = key;
   event.kv.mod_revision = main;
+  NATCD_RETURN_IF_ERROR(backend_->InsertRow(main, sub, /*tombstone=*/true, event.kv));
   event.has_prev_kv = true;
   event.prev_kv = KeyValue{key,           entry.create_revision,  entry.revs.back().main,
                            entry.version, std::move(entry.value), entry.lease};

@@ -60,7 +60,12 @@ class KvStore {
 
   // Events produced since the last call, in (revision, sub) order, each
   // with prev_kv when the key was live before.
-  std::vector<Event> TakeEvents() { return std::exchange(events_, {}); }
+  std::vector<Event> TakeEvents() {
+    std::vector<Event> out;
+    out.reserve(events_.capacity());  // the next batch is likely as large
+    out.swap(events_);
+    return out;
+  }
   // Forgets uncommitted events (the batch was rolled back).
   void DropEvents() { events_.clear(); }
 

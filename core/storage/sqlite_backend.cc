@@ -35,10 +35,9 @@ void ReadRow(sqlite3_stmt* stmt, bool with_value, RevisionRow* row) {
 class StmtReset {
  public:
   explicit StmtReset(sqlite3_stmt* stmt) : stmt_(stmt) {}
-  ~StmtReset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
+  // Every statement rebinds all its parameters before each step, so the
+  // bindings need no clearing (SQLITE_STATIC blobs are never read again).
+  ~StmtReset() { sqlite3_reset(stmt_); }
 
  private:
   sqlite3_stmt* stmt_;
@@ -89,8 +88,9 @@ Status SqliteBackend::Init(const BackendOptions& options) {
   sqlite3_extended_result_codes(db_, 1);
   // WAL: one fsync of the log per commit, readers never block the writer.
   // synchronous=FULL: a commit that returned is on disk (the ack promise).
-  NATCD_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  // (synchronous first: switching to WAL already syncs when it is FULL.)
   NATCD_RETURN_IF_ERROR(Exec(options.sync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"));
+  NATCD_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
   NATCD_RETURN_IF_ERROR(Exec(("PRAGMA cache_size=-" + std::to_string(options.cache_kib)).c_str()));
   NATCD_RETURN_IF_ERROR(Exec("PRAGMA temp_store=MEMORY"));
   // A bigger checkpoint threshold means fewer, larger WAL checkpoints inside
@@ -188,20 +188,20 @@ void SqliteBackend::RollbackBatch() {
   in_batch_ = false;
 }
 
-Status SqliteBackend::InsertRow(const RevisionRow& row) {
+Status SqliteBackend::InsertRow(int64_t rev, int64_t sub, bool tombstone, const KeyValue& kv) {
   StmtReset reset(insert_row_);
-  sqlite3_bind_int64(insert_row_, 1, row.rev);
-  sqlite3_bind_int64(insert_row_, 2, row.sub);
-  BindBlob(insert_row_, 3, row.kv.key);
-  if (row.tombstone) {
+  sqlite3_bind_int64(insert_row_, 1, rev);
+  sqlite3_bind_int64(insert_row_, 2, sub);
+  BindBlob(insert_row_, 3, kv.key);
+  if (tombstone) {
     sqlite3_bind_null(insert_row_, 4);
   } else {
-    BindBlob(insert_row_, 4, row.kv.value);
+    BindBlob(insert_row_, 4, kv.value);
   }
-  sqlite3_bind_int64(insert_row_, 5, row.kv.create_revision);
-  sqlite3_bind_int64(insert_row_, 6, row.kv.version);
-  sqlite3_bind_int64(insert_row_, 7, row.kv.lease);
-  sqlite3_bind_int64(insert_row_, 8, row.tombstone ? 1 : 0);
+  sqlite3_bind_int64(insert_row_, 5, tombstone ? 0 : kv.create_revision);
+  sqlite3_bind_int64(insert_row_, 6, tombstone ? 0 : kv.version);
+  sqlite3_bind_int64(insert_row_, 7, tombstone ? 0 : kv.lease);
+  sqlite3_bind_int64(insert_row_, 8, tombstone ? 1 : 0);
   return sqlite3_step(insert_row_) == SQLITE_DONE ? Status::OK() : Error("insert kv");
 }
 

@@ -81,7 +81,9 @@ class SqliteBackend {
   bool in_batch() const { return in_batch_; }
 
   // Writes; a batch must be open.
-  Status InsertRow(const RevisionRow& row);
+  // One write of kv.key at (rev, sub); for a tombstone only the key counts.
+  // The bytes are read during the call only.
+  Status InsertRow(int64_t rev, int64_t sub, bool tombstone, const KeyValue& kv);
   Status DeleteRow(int64_t rev, int64_t sub);
   Status PutLease(const LeaseRow& lease);
   Status DeleteLease(int64_t id);
