@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -108,6 +109,29 @@ natsStatus Connect(const Settings& s, ConnectionEvents* events, bool send_asap,
   return st;
 }
 
+// Reads the TOML config file and makes each of its keys the default of the
+// option of that name. Returns an error message, or "" (also when the file
+// is missing and was not asked for explicitly).
+std::string ApplyConfigFile(CLI::App* app, const std::string& path, bool required) {
+  std::ifstream in(path);
+  if (!in) return required ? "cannot read config file " + path : "";
+  try {
+    for (const CLI::ConfigItem& item : CLI::ConfigTOML().from_config(in)) {
+      if (!item.parents.empty())
+        return "config " + path + ": sections are not used: " + item.fullname();
+      CLI::Option* opt = app->get_option_no_throw("--" + item.name);
+      if (opt == nullptr || item.name == "config") {
+        return "config " + path + ": unknown setting " + item.name;
+      }
+      if (item.inputs.size() != 1) return "config " + path + ": " + item.name + " needs one value";
+      opt->default_val(item.inputs[0]);
+    }
+  } catch (const CLI::Error& e) {
+    return "config " + path + ": " + e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,9 +140,17 @@ int main(int argc, char** argv) {
       "natcd: etcd's guarantees (revisions, watches, leases, txn) over NATS subjects.\n"
       "Settings come from the config file, then NATCD_* environment variables, then "
       "flags (flags win)."};
-  app.set_config("--config", "config/natcd.conf", "TOML config file (missing default is fine)");
+  // Precedence: the config file only sets defaults; a NATCD_* variable
+  // overrides it and a flag overrides both. (CLI11's own config support
+  // ranks the file above the environment, so the file is applied here.)
+  std::string config_path = "config/natcd.conf";
+  app.add_option("--config", config_path, "TOML config file (the default may be missing)")
+      ->capture_default_str();
   auto add = [&](const char* flag, auto& value, const char* env, const char* help) {
-    return app.add_option(flag, value, help)->envname(env)->capture_default_str();
+    return app.add_option(flag, value, help)
+        ->envname(env)
+        ->capture_default_str()
+        ->run_callback_for_default();
   };
   add("--nats-url", s.nats_url, "NATCD_NATS_URL",
       "NATS server URL(s), comma-separated; empty: start an embedded nats-server on loopback");
@@ -156,6 +188,21 @@ int main(int argc, char** argv) {
   add("--auto-compaction-retention", s.auto_compaction_retention, "NATCD_AUTO_COMPACTION_RETENTION",
       "revision mode: revisions to keep; periodic mode: seconds of history to keep");
   add("--log-level", s.log_level, "NATCD_LOG_LEVEL", "trace, debug, info, warn, error");
+  bool config_given = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) {
+      config_path = argv[i + 1];
+      config_given = true;
+    } else if (arg.rfind("--config=", 0) == 0) {
+      config_path = arg.substr(9);
+      config_given = true;
+    }
+  }
+  if (std::string error = ApplyConfigFile(&app, config_path, config_given); !error.empty()) {
+    fprintf(stderr, "natcd: %s\n", error.c_str());
+    return 2;
+  }
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(s.log_level));
 
