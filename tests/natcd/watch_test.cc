@@ -462,3 +462,38 @@ TEST_F(WatchLivenessTest, VanishedClientIsReclaimedWithinTheBound) {
 
 }  // namespace
 }  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+// progress_notify: a watch asked for periodic progress notifications gets
+// one every --watch-progress-interval-ms while nothing changes; one that
+// did not ask gets none (heartbeats are set far away here).
+class WatchProgressNotifyTest : public NatcdTest {
+ protected:
+  std::vector<std::string> ExtraArgs() override {
+    return {"--log-level",          "warn", "--watch-progress-interval-ms", "300",
+            "--watch-heartbeat-ms", "60000"};
+  }
+};
+
+TEST_F(WatchProgressNotifyTest, PeriodicNotificationsCarryTheBookmark) {
+  client_->Put("/pn", "1");
+  WatchSpec spec = On("/pn");
+  spec.progress_notify = true;
+  WatchClient notified(client_.get(), spec);
+  WatchClient quiet(client_.get(), On("/pn"));
+  ASSERT_TRUE(notified.ok() && quiet.ok());
+  client_->Put("/elsewhere", "2");
+  for (int i = 0; i < 2; ++i) {
+    WatchMsg note = notified.Next(2000);
+    ASSERT_TRUE(note) << "no periodic progress notification";
+    EXPECT_EQ(note->n_events, 0u);
+    EXPECT_FALSE(note->canceled);
+    EXPECT_EQ(note->header->revision, 2);
+  }
+  EXPECT_FALSE(quiet.Next(500)) << "a watch without progress_notify was notified";
+}
+
+}  // namespace
+}  // namespace natcd::testing
