@@ -618,7 +618,10 @@ void natcdWatch_Destroy(natcdWatch* watch);
 
 typedef struct natcdSession natcdSession;
 
-/** Called once, on the keepalive's thread, when the session's lease is lost. */
+/**
+ * Called once, on the keepalive's thread, when the session's lease is lost
+ * (see natcdKeepAliveHandler). It must not destroy the session.
+ */
 typedef void (*natcdSessionHandler)(natcdSession* session, void* closure);
 
 /**

@@ -49,6 +49,43 @@ static void test_mutex_basic(void** state) {
   natcdSession_Destroy(s2);
 }
 
+static void _onSessionLost(natcdSession* s, void* closure) {
+  (void)s;
+  atomic_fetch_add((atomic_int*)closure, 1);
+}
+
+static void test_session(void** state) {
+  (void)state;
+  atomic_int lost = 0;
+  natcdSession* s = NULL;
+  ASSERT_OK(natcdSession_Create(&s, g_client, 1, _onSessionLost, &lost));
+  assert_ptr_equal(natcdSession_GetClient(s), g_client);
+  const int64_t lease = natcdSession_Lease(s);
+  assert_true(lease > 0);
+  natcdFixture_SleepMs(1500);  // longer than its TTL: kept alive
+  assert_false(natcdSession_IsExpired(s));
+  natcdLeaseTimeToLive* t = NULL;
+  ASSERT_OK(natcdLease_TimeToLive(&t, g_client, lease, false));
+  assert_true(t->ttl_seconds >= 0);
+  natcdLeaseTimeToLive_Destroy(t);
+  // Its lease revoked elsewhere: the session learns it and says so once.
+  ASSERT_OK(natcdLease_Revoke(g_client, lease));
+  assert_true(WAIT_FOR(natcdSession_IsExpired(s), 2000));
+  assert_int_equal(atomic_load(&lost), 1);
+  natcdMutex* m = NULL;
+  ASSERT_OK(natcdMutex_Create(&m, s, "/mx/expired"));
+  ASSERT_STATUS(natcdStatus_SessionExpired, natcdMutex_Lock(m, 100));
+  natcdMutex_Destroy(m);
+  natcdSession_Destroy(s);
+  // Destroy revokes the lease of a live session.
+  ASSERT_OK(natcdSession_Create(&s, g_client, 10, NULL, NULL));
+  const int64_t other = natcdSession_Lease(s);
+  natcdSession_Destroy(s);
+  ASSERT_OK(natcdLease_TimeToLive(&t, g_client, other, false));
+  assert_int_equal(t->ttl_seconds, -1);
+  natcdLeaseTimeToLive_Destroy(t);
+}
+
 typedef struct waiter {
   int index;
   natcdMutex* mutex;
@@ -284,9 +321,8 @@ static void test_election(void** state) {
 }
 
 const struct CMUnitTest concurrency_tests[] = {
-    cmocka_unit_test(test_mutex_basic),
-    cmocka_unit_test(test_mutex_fifo),
-    cmocka_unit_test(test_mutex_killed_holder),
+    cmocka_unit_test(test_session),    cmocka_unit_test(test_mutex_basic),
+    cmocka_unit_test(test_mutex_fifo), cmocka_unit_test(test_mutex_killed_holder),
     cmocka_unit_test(test_election),
 };
 const size_t concurrency_tests_count = sizeof concurrency_tests / sizeof concurrency_tests[0];

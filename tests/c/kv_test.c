@@ -31,6 +31,10 @@ static void test_status_and_null_destroy(void** state) {
   // Bad arguments are refused before anything is sent.
   natcdClient* c = NULL;
   ASSERT_STATUS(natcdStatus_InvalidArg, natcdClient_Create(&c, NULL, NULL));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdClient_Connect(&c, NULL, NULL));
+  // Nothing listens there: the first connection fails.
+  ASSERT_STATUS(natcdStatus_ConnectionError, natcdClient_Connect(&c, "nats://127.0.0.1:1", NULL));
+  assert_null(c);
   ASSERT_STATUS(natcdStatus_InvalidArg, natcdKV_Get(NULL, g_client, NATCD_STR("/k"), NULL));
   natcdError e;
   assert_int_equal(natcd_GetLastError(&e), natcdStatus_InvalidArg);
@@ -437,12 +441,19 @@ static void test_txn(void** state) {
   ASSERT_OK(natcdTxn_ThenPut(txn, NATCD_STR("/tx/d"), NATCD_STR("then"), NULL));
   ASSERT_OK(natcdTxn_ElseGet(txn, NATCD_STR("/tx/a"), NULL));
   ASSERT_OK(natcdTxn_ElseDelete(txn, NATCD_STR("/tx/none"), NULL));
+  ASSERT_OK(natcdTxn_Create(&nested));
+  ASSERT_OK(natcdTxn_ThenGet(nested, NATCD_STR("/tx/c"), NULL));
+  ASSERT_OK(natcdTxn_ElseTxn(txn, nested));
+  natcdTxn_Destroy(nested);
   for (int i = 0; i < 2; ++i) {
     ASSERT_OK(natcdTxn_Commit(&r, g_client, txn));
     assert_false(r->succeeded);
-    assert_int_equal(r->n_responses, 2);
+    assert_int_equal(r->n_responses, 3);
     assert_string_equal(r->responses[0].range->kvs[0].value, "1");
     assert_int_equal(r->responses[1].del->deleted, 0);
+    assert_int_equal(r->responses[2].type, natcdOp_Txn);
+    assert_true(r->responses[2].txn->succeeded);
+    assert_string_equal(r->responses[2].txn->responses[0].range->kvs[0].value, "then");
     natcdTxnResponse_Destroy(r);
   }
   natcdTxn_Destroy(txn);
