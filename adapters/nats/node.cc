@@ -581,6 +581,7 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
                    watch.start_revision > 0 ? watch.start_revision - 1 : committed.revision);
       response.watch_id = *created;
       response.created = true;
+      response.heartbeat_ms = options.watch_heartbeat_ms;
       ok(&response.base);
       break;
     }

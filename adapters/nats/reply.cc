@@ -31,6 +31,10 @@ natsStatus RespondError(natsConnection* nc, const char* reply, const ServiceErro
   natsStatus s = natsMsg_Create(&msg, reply, nullptr, nullptr, 0);
   if (s == NATS_OK) s = natsMsgHeader_Set(msg, kServiceErrorCodeHeader, code.c_str());
   if (s == NATS_OK) s = natsMsgHeader_Set(msg, kServiceErrorHeader, text.c_str());
+  if (s == NATS_OK && error.compact_revision > 0) {
+    s = natsMsgHeader_Set(msg, kCompactRevisionHeader,
+                          std::to_string(error.compact_revision).c_str());
+  }
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc, msg);
   natsMsg_Destroy(msg);
   return s;

@@ -11,6 +11,7 @@ namespace natcd::nats {
 
 inline constexpr const char* kServiceErrorHeader = "Nats-Service-Error";
 inline constexpr const char* kServiceErrorCodeHeader = "Nats-Service-Error-Code";
+inline constexpr const char* kCompactRevisionHeader = "Natcd-Compact-Revision";
 
 // Publishes body to reply (nothing when reply is null or empty); with
 // Content-Type: application/json when json.

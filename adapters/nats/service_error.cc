@@ -26,6 +26,7 @@ ServiceError ToServiceError(const Status& status) {
       break;
     case Code::kCompacted:
       out.code = 410;
+      out.compact_revision = status.compact_revision();
       break;
     case Code::kTooLarge:
       // An oversized request is 413; a TTL above the maximum is a bad argument.

@@ -3,6 +3,7 @@
 // `Nats-Service-Error` ("ErrName: message", etcd's error names).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "natcd/status.h"
@@ -12,6 +13,8 @@ namespace natcd::nats {
 struct ServiceError {
   int code = 500;
   std::string text;
+  // ErrCompacted: the compact revision, sent as Natcd-Compact-Revision.
+  int64_t compact_revision = 0;
 };
 
 // Codes: 400 invalid argument, 404 lease not found, 408 timeout, 409 lease

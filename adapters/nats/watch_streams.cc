@@ -219,7 +219,9 @@ void WatchStreams::Tick() {
       it = streams_.erase(it);
       continue;
     }
-    if (stream.unacked.empty() && now - stream.last_sent_ms >= options_.heartbeat_ms) {
+    // Also with messages unacknowledged: if the last of them was lost, the
+    // heartbeat's seq shows the client the gap.
+    if (now - stream.last_sent_ms >= options_.heartbeat_ms) {
       // Asks for a progress message; it comes once the watch is synced.
       (void)hub_->RequestProgress(it->first);
       stream.last_sent_ms = now;

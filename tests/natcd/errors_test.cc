@@ -243,6 +243,7 @@ TEST_F(ErrorsTest, CompactedRevision) {
   EXPECT_EQ(gone.code, 410);
   EXPECT_NE(gone.error.find("ErrCompacted"), std::string::npos) << gone.error;
   EXPECT_NE(gone.error.find("compact revision is 4"), std::string::npos) << gone.error;
+  EXPECT_EQ(gone.compact_revision, 4);  // machine-readable too
   EXPECT_TRUE(gone.body.empty());
   JsonReply gone_json =
       CallJson(client_.get(), "kv.range", "{\"key\":\"L2UvYQ==\",\"revision\":1}");

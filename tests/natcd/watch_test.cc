@@ -485,6 +485,10 @@ TEST_F(WatchProgressNotifyTest, PeriodicNotificationsCarryTheBookmark) {
   WatchClient quiet(client_.get(), On("/pn"));
   ASSERT_TRUE(notified.ok() && quiet.ok());
   client_->Put("/elsewhere", "2");
+  auto created = WireClient::Decode<Natcd__V1__WatchResponse>(
+      &natcd__v1__watch_response__descriptor, notified.create_reply);
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->heartbeat_ms, 60000) << "the create reply names the heartbeat interval";
   for (int i = 0; i < 2; ++i) {
     WatchMsg note = notified.Next(2000);
     ASSERT_TRUE(note) << "no periodic progress notification";

@@ -50,6 +50,9 @@ WireReply WireClient::Raw(const std::string& subject, const std::string& body,
   }
   if (natsMsgHeader_Get(reply, "Nats-Service-Error", &value) == NATS_OK) out.error = value;
   if (natsMsgHeader_Get(reply, "Content-Type", &value) == NATS_OK) out.content_type = value;
+  if (natsMsgHeader_Get(reply, "Natcd-Compact-Revision", &value) == NATS_OK) {
+    out.compact_revision = atoll(value);
+  }
   out.body.assign(natsMsg_GetData(reply), natsMsg_GetDataLength(reply));
   natsMsg_Destroy(reply);
   return out;

@@ -20,6 +20,7 @@ struct WireReply {
   std::string error;  // Nats-Service-Error
   std::string body;
   std::string content_type;
+  int64_t compact_revision = 0;  // Natcd-Compact-Revision (410 only)
   bool ok() const { return code == 0; }
 };
 
