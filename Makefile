@@ -109,6 +109,9 @@ $(BUILD)/bin/%: $(BUILD)/obj/tests/bench/%.o $(CORE_LIB)
 # CHECK_TARGETS.
 ALL_TARGETS :=
 CHECK_TARGETS := check-core
+# Binaries more than one fragment needs, known before any fragment is read
+# (make expands prerequisites as it reads them).
+NATCD_BIN := $(BUILD)/bin/natcd
 include $(sort $(wildcard mk/*.mk))
 all: $(ALL_TARGETS)
 
