@@ -1,0 +1,36 @@
+# natcdctl: etcdctl v3 for natcd (plugin/natcdctl), on the C client library,
+# and its end-to-end tests (tests/natcdctl/: a real nats-server + natcd, the
+# natcdctl binary run as a child process).
+#
+#   $(BUILD)/bin/natcdctl         the command line client
+#   $(BUILD)/bin/natcdctl_tests   googletest, end to end
+#   make check-natcdctl           runs them (NATCDCTL_BIN, NATCD_BIN: the binaries)
+
+NATCDCTL_SRCS := $(sort $(wildcard plugin/natcdctl/*.cc))
+NATCDCTL_OBJS := $(NATCDCTL_SRCS:%.cc=$(BUILD)/obj/%.o)
+NATCDCTL_BIN := $(BUILD)/bin/natcdctl
+
+NATCDCTL_TEST_SRCS := $(sort $(wildcard tests/natcdctl/*_test.cc)) tests/support/nats_server.cc \
+  tests/support/natcd_process.cc tests/test_main.cc
+NATCDCTL_TEST_OBJS := $(NATCDCTL_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
+NATCDCTL_TESTS := $(BUILD)/bin/natcdctl_tests
+
+ALL_TARGETS += $(NATCDCTL_BIN) $(NATCDCTL_TESTS)
+CHECK_TARGETS += check-natcdctl
+
+# The library's public header is "nats/natcd_client.h" (-Iadapters).
+$(NATCDCTL_OBJS): CXXFLAGS += -Iadapters
+$(NATCDCTL_OBJS) $(NATCDCTL_TEST_OBJS): | $(NATS_PB_H)
+
+$(NATCDCTL_BIN): $(NATCDCTL_OBJS) $(CLIENT_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $(NATCDCTL_OBJS) $(CLIENT_LIB) $(CLIENT_LIBS)
+
+$(NATCDCTL_TESTS): $(NATCDCTL_TEST_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -o $@ $(NATCDCTL_TEST_OBJS) -lgtest -lpthread
+
+.PHONY: check-natcdctl
+check-natcdctl: $(NATCDCTL_TESTS) $(NATCDCTL_BIN) $(NATCD_BIN)
+	NATCDCTL_BIN=$(abspath $(NATCDCTL_BIN)) NATCD_BIN=$(abspath $(NATCD_BIN)) \
+	  $(NATCDCTL_TESTS) --gtest_brief=1
