@@ -68,6 +68,8 @@ int LibFail(natcdStatus s) {
   if (size_t colon = text.find(": "); colon != std::string::npos && text.rfind("Err", 0) == 0) {
     text = text.substr(colon + 2);
   }
+  // etcd's own words, without natcd's detail (" (lease 1234)").
+  if (size_t detail = text.find(" (lease "); detail != std::string::npos) text.resize(detail);
   return Fail(
       s == natcdStatus_NoResponders || s == natcdStatus_ConnectionError || s == natcdStatus_Timeout
           ? kExitBadConnection
@@ -376,7 +378,7 @@ int CmdLeaseGrant(int64_t ttl) {
   o.count_only = true;
   natcdRangeResponse* r = nullptr;
   if (printer.format != Format::kSimple &&
-      natcdKV_Get(&r, c.client, NATCD_STR("\0"), &o) == natcdStatus_OK) {
+      natcdKV_Get(&r, c.client, "\0", 1, &o) == natcdStatus_OK) {
     h = r->header;
   }
   natcdRangeResponse_Destroy(r);

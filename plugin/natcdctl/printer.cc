@@ -59,7 +59,8 @@ std::string KvFields(const std::string& pfx, const natcdKeyValue& kv) {
 // The header's fields flattened into a message (Go's embedded struct).
 std::string FlatHeader(const natcdHeader& h) {
   std::string inner = HeaderJson(h);
-  return inner.substr(0, inner.size() - 1);  // without its "}"
+  inner.pop_back();  // without its "}"
+  return inner.size() > 1 ? inner + "," : inner;
 }
 
 std::string PutJson(const natcdPutResponse& r) {
@@ -232,7 +233,7 @@ std::string Printer::Txn(const natcdTxnResponse& r) const {
 std::string Printer::Grant(const natcdHeader& h, int64_t id, int64_t ttl) const {
   switch (format) {
     case Format::kJson:
-      return FlatHeader(h) + ",\"ID\":" + std::to_string(id) + ",\"TTL\":" + std::to_string(ttl) +
+      return FlatHeader(h) + "\"ID\":" + std::to_string(id) + ",\"TTL\":" + std::to_string(ttl) +
              "}\n";
     case Format::kFields:
       return HeaderFields(h) + "\"ID\" : " + std::to_string(id) +
@@ -267,7 +268,7 @@ std::string Printer::KeepAlive(int64_t id, int64_t ttl) const {
 std::string Printer::TimeToLive(const natcdLeaseTimeToLive& r, bool keys) const {
   switch (format) {
     case Format::kJson: {
-      std::string out = FlatHeader(r.header) + ",\"ID\":" + std::to_string(r.id) +
+      std::string out = FlatHeader(r.header) + "\"ID\":" + std::to_string(r.id) +
                         ",\"TTL\":" + std::to_string(r.ttl_seconds) +
                         ",\"GrantedTTL\":" + std::to_string(r.granted_ttl_seconds);
       if (r.n_keys > 0) {

@@ -72,7 +72,7 @@ class CtlProcess {
 };
 
 class NatcdctlTest : public ::testing::Test {
- protected:
+ public:
   static void SetUpTestSuite() {
     dir_ = new TempDir;
     server_ = new NatsServer;
