@@ -700,8 +700,6 @@ int ParseCompare(natcdTxn* txn, const std::string& line) {
   size_t lp = line.find('(');
   if (lp == std::string::npos) return Fail(kExitBadArgs, "malformed comparison: " + line);
   std::string target = line.substr(0, lp);
-  std::vector<std::string> w = Argify(line.substr(lp + 1));
-  // w: "key")? -- Argify splits `"key") > "5"` into [key, ")", ">", "5"] or [key), ...].
   std::string rest = line.substr(lp + 1);
   size_t close = std::string::npos;
   if (!rest.empty() && rest[0] == '"') {
