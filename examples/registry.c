@@ -13,7 +13,7 @@
 //   + a 10.0.0.1:80
 //   + b 10.0.0.2:80
 //   table: a=10.0.0.1:80 b=10.0.0.2:80
-//   - a                          (revision 3)
+//   - a
 //   table: b=10.0.0.2:80
 //
 // Both modes run until SIGINT or SIGTERM; a provider stopped that way
