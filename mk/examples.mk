@@ -35,8 +35,6 @@ $(EXAMPLE_TESTS): $(EXAMPLE_TEST_OBJS) $(CLIENT_LIB)
 .PHONY: examples check-examples
 examples: $(EXAMPLE_BINS)
 
-# $(BUILD)/bin/natcd spelled out: mk/natcd.mk, which defines $(NATCD_BIN), is
-# included after this file, and prerequisites are expanded as they are read.
-check-examples: $(EXAMPLE_TESTS) $(EXAMPLE_BINS) $(BUILD)/bin/natcd
+check-examples: $(EXAMPLE_TESTS) $(EXAMPLE_BINS) $(NATCD_BIN)
 	NATCD_BIN=$(abspath $(NATCD_BIN)) EXAMPLES_BIN_DIR=$(abspath $(BUILD)/bin) \
 	  $(EXAMPLE_TESTS) --gtest_brief=1
