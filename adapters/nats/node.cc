@@ -771,9 +771,25 @@ void Node::Stop() {
   impl.stopped = true;
   // Stop taking requests: no new messages arrive, and those already
   // received are handed to the engine loop, which answers them.
-  for (auto& subscription : impl.subscriptions) (void)natsSubscription_Drain(subscription->sub);
+  // (Without a connection nothing can drain: just unsubscribe.) One
+  // deadline for all: a stuck drain must not hold shutdown for long.
+  const bool connected = natsConnection_Status(impl.nc) == NATS_CONN_STATUS_CONNECTED;
   for (auto& subscription : impl.subscriptions) {
-    (void)natsSubscription_WaitForDrainCompletion(subscription->sub, kDrainTimeoutMs);
+    if (connected) {
+      (void)natsSubscription_Drain(subscription->sub);
+    } else {
+      (void)natsSubscription_Unsubscribe(subscription->sub);
+    }
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kDrainTimeoutMs);
+  for (auto& subscription : impl.subscriptions) {
+    if (!connected) break;
+    int64_t left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left_ms <= 0) break;
+    (void)natsSubscription_WaitForDrainCompletion(subscription->sub, left_ms);
   }
   impl.accepting = false;
   for (auto& subscription : impl.subscriptions) natsSubscription_Destroy(subscription->sub);

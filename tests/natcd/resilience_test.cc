@@ -199,3 +199,24 @@ TEST_F(ShutdownFullWindowTest, StalledWatchStillGetsTheShutdownCancel) {
 
 }  // namespace
 }  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+using ShutdownWithoutNatsTest = NatcdTest;
+
+// A natcd cut off from NATS still shuts down promptly on SIGTERM (nothing
+// can drain; it must not wait on every subscription in turn).
+TEST_F(ShutdownWithoutNatsTest, SigtermWhileDisconnectedExitsPromptly) {
+  ASSERT_EQ(client_->Put("/sd", "1"), 1);
+  server_.Stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto start = std::chrono::steady_clock::now();
+  int status = natcd_->Stop();
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_LT(took, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace natcd::testing
