@@ -137,6 +137,15 @@ int Open(Conn* c) {
   return s == natcdStatus_OK ? 0 : LibFail(s);
 }
 
+// etcdctl's `get "" --prefix` (or --from-key): every key, i.e. key "\0"
+// and range end "\0".
+std::string AllKeysIfEmpty(const std::string& key, bool* prefix, bool* from_key) {
+  if (!key.empty() || !(*prefix || *from_key)) return key;
+  *prefix = false;
+  *from_key = true;
+  return std::string(1, '\0');
+}
+
 bool ParseLeaseId(const std::string& text, int64_t* id) {
   if (text.empty() || text.size() > 16) return false;
   char* end = nullptr;
@@ -304,10 +313,11 @@ int CmdGet(const GetArgs& a) {
   if (a.keys.size() > 1) {
     o.range_end = a.keys[1].data();  // a's copy, not SetRangeOptions' by-value one
   }
+  std::string key = AllKeysIfEmpty(a.keys[0], &o.prefix, &o.from_key);
   Conn c;
   if (int rc = Open(&c)) return rc;
   natcdRangeResponse* resp = nullptr;
-  natcdStatus s = natcdKV_Get(&resp, c.client, a.keys[0].data(), a.keys[0].size(), &o);
+  natcdStatus s = natcdKV_Get(&resp, c.client, key.data(), key.size(), &o);
   if (s != natcdStatus_OK) return LibFail(s);
   GetFlags flags{a.keys_only, a.count_only, a.value_only};
   Write(printer.Get(*resp, flags));
@@ -338,10 +348,11 @@ int CmdDel(const DelArgs& a) {
   o.prefix = a.prefix;
   o.from_key = a.from_key;
   o.prev_kv = a.prev_kv;
+  std::string key = AllKeysIfEmpty(a.keys[0], &o.prefix, &o.from_key);
   Conn c;
   if (int rc = Open(&c)) return rc;
   natcdDeleteResponse* resp = nullptr;
-  natcdStatus s = natcdKV_Delete(&resp, c.client, a.keys[0].data(), a.keys[0].size(), &o);
+  natcdStatus s = natcdKV_Delete(&resp, c.client, key.data(), key.size(), &o);
   if (s != natcdStatus_OK) return LibFail(s);
   Write(printer.Del(*resp));
   natcdDeleteResponse_Destroy(resp);
@@ -509,12 +520,13 @@ int CmdWatch(const WatchArgs& a) {
   natcdWatchOptions o{};
   o.prefix = a.prefix;
   o.prev_kv = a.prev_kv;
+  std::string key = AllKeysIfEmpty(a.keys[0], &o.prefix, &o.from_key);
   WatchState st{&a};
   natcdWatch* w = nullptr;
   const std::string* end = a.keys.size() > 1 ? &a.keys[1] : nullptr;
-  natcdStatus s = natcdWatch_Create(&w, c.client, a.keys[0].data(), a.keys[0].size(),
-                                    end ? end->data() : nullptr, end ? end->size() : 0, a.rev, &o,
-                                    OnWatch, &st);
+  natcdStatus s =
+      natcdWatch_Create(&w, c.client, key.data(), key.size(), end ? end->data() : nullptr,
+                        end ? end->size() : 0, a.rev, &o, OnWatch, &st);
   if (s != natcdStatus_OK) return LibFail(s);
   int sig = 0;
   sigwait(&set, &sig);
@@ -999,7 +1011,7 @@ int main(int argc, char** argv) {
          "timeout for short running command (excluding dial timeout)");
   global("-w,--write-out", g.write_out, "NATCDCTL_WRITE_OUT",
          "set the output format (simple, json, fields, table)")
-      ->check(CLI::IsMember({"simple", "json", "fields", "table", "protobuf"}));
+      ->check(CLI::IsMember({"simple", "json", "fields", "table"}));
 
   int rc = 0;
 

@@ -176,3 +176,61 @@ TEST_F(NatcdctlTest, HelpEverywhere) {
 
 }  // namespace
 }  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+TEST_F(NatcdctlTest, EmptyKeyWithPrefixMeansEveryKey) {
+  CtlResult all = Ctl({"get", "", "--prefix", "--count-only"});
+  EXPECT_EQ(all.code, 0) << all.err;
+  ASSERT_EQ(Ctl({"put", "/empty-prefix", "x"}).code, 0);
+  int64_t before = std::stoll(all.out);
+  EXPECT_GE(std::stoll(Ctl({"get", "", "--from-key", "--count-only"}).out), before + 1);
+  EXPECT_EQ(Ctl({"put", "--", "/dash", "-value"}).out, "OK\n");
+  EXPECT_EQ(Ctl({"get", "/dash", "--print-value-only"}).out, "-value\n");
+}
+
+// NATS authentication flags, and their NATCDCTL_* variables.
+TEST_F(NatcdctlTest, TokenAndUserAuthentication) {
+  struct Case {
+    std::vector<std::string> server_args, natcd_args, ctl_args;
+    Env env;
+  };
+  std::vector<Case> cases = {
+      {{"--auth", "s3cret"}, {"--token", "s3cret"}, {"--token", "s3cret"}, {}},
+      {{"--auth", "s3cret"}, {"--token", "s3cret"}, {}, {{"NATCDCTL_TOKEN", "s3cret"}}},
+      {{"--user", "alice", "--pass", "pw"},
+       {"--user", "alice", "--password", "pw"},
+       {"--user", "alice:pw"},
+       {}},
+      {{"--user", "alice", "--pass", "pw"},
+       {"--user", "alice", "--password", "pw"},
+       {},
+       {{"NATCDCTL_USER", "alice"}, {"NATCDCTL_PASSWORD", "pw"}}},
+  };
+  for (const Case& c : cases) {
+    NatsServerOptions options;
+    options.extra_args = c.server_args;
+    NatsServer server(options);
+    ASSERT_TRUE(server.Start());
+    TempDir dir;
+    std::vector<std::string> natcd_args = c.natcd_args;
+    natcd_args.insert(natcd_args.end(), {"--log-level", "warn"});
+    NatcdProcess natcd(server.url(), dir.path(), natcd_args);
+    ASSERT_TRUE(natcd.Start());
+    std::vector<std::string> args = {"--nats-url", server.url()};
+    args.insert(args.end(), c.ctl_args.begin(), c.ctl_args.end());
+    std::vector<std::string> put = args;
+    put.insert(put.end(), {"put", "/auth", "ok"});
+    CtlResult r = Ctl(put, "", c.env, /*no_url=*/true);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "OK\n");
+    // Without credentials the server refuses the connection.
+    CtlResult refused = Ctl({"--nats-url", server.url(), "get", "/auth"}, "", {}, true);
+    EXPECT_EQ(refused.code, 2);
+    EXPECT_EQ(refused.err.rfind("Error: cannot connect", 0), 0u) << refused.err;
+  }
+}
+
+}  // namespace
+}  // namespace natcd::testing
