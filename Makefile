@@ -138,7 +138,9 @@ bench: deps
 run: deps
 	$(MAKE) all
 	@echo "Starting natcd on the embedded default (a local nats-server on loopback, data in ./data)."
-	@echo "Try it from another shell: see README.md. Stop with Ctrl-C."
+	@echo "Try it from another shell: see README.md, e.g. an example:"
+	@echo "  $(BUILD)/bin/example-registry provide web a 10.0.0.1:80 &  $(BUILD)/bin/example-registry consume web"
+	@echo "Stop with Ctrl-C."
 	$(BUILD)/bin/natcd --config config/natcd.conf
 
 format:
