@@ -257,7 +257,7 @@ struct GetArgs {
   std::string consistency = "l";
 };
 
-int SetRangeOptions(GetArgs a, natcdRangeOptions* o) {
+int SetRangeOptions(const GetArgs& a, natcdRangeOptions* o) {
   *o = {};
   if (a.keys.size() > 1) {
     if (a.prefix || a.from_key)
@@ -277,25 +277,27 @@ int SetRangeOptions(GetArgs a, natcdRangeOptions* o) {
   o->keys_only = a.keys_only;
   o->count_only = a.count_only;
   o->serializable = a.consistency == "s";
-  for (auto* s : {&a.sort_by, &a.order}) {
+  std::string sort_by = a.sort_by;
+  std::string order = a.order;
+  for (auto* s : {&sort_by, &order}) {
     for (char& ch : *s) ch = static_cast<char>(toupper(static_cast<unsigned char>(ch)));
   }
-  if (a.order == "ASCEND") {
+  if (order == "ASCEND") {
     o->sort_order = natcdSortOrder_Ascend;
-  } else if (a.order == "DESCEND") {
+  } else if (order == "DESCEND") {
     o->sort_order = natcdSortOrder_Descend;
-  } else if (!a.order.empty()) {
+  } else if (!order.empty()) {
     return Fail(4, "bad sort order " + a.order);
   }
-  if (a.sort_by == "KEY" || a.sort_by.empty()) {
+  if (sort_by == "KEY" || sort_by.empty()) {
     o->sort_target = natcdSortTarget_Key;
-  } else if (a.sort_by == "VERSION") {
+  } else if (sort_by == "VERSION") {
     o->sort_target = natcdSortTarget_Version;
-  } else if (a.sort_by == "CREATE") {
+  } else if (sort_by == "CREATE") {
     o->sort_target = natcdSortTarget_Create;
-  } else if (a.sort_by == "MODIFY") {
+  } else if (sort_by == "MODIFY") {
     o->sort_target = natcdSortTarget_Mod;
-  } else if (a.sort_by == "VALUE") {
+  } else if (sort_by == "VALUE") {
     o->sort_target = natcdSortTarget_Value;
   } else {
     return Fail(4, "bad sort target " + a.sort_by);
@@ -310,9 +312,6 @@ int SetRangeOptions(GetArgs a, natcdRangeOptions* o) {
 int CmdGet(const GetArgs& a) {
   natcdRangeOptions o;
   if (int rc = SetRangeOptions(a, &o)) return rc;
-  if (a.keys.size() > 1) {
-    o.range_end = a.keys[1].data();  // a's copy, not SetRangeOptions' by-value one
-  }
   std::string key = AllKeysIfEmpty(a.keys[0], &o.prefix, &o.from_key);
   Conn c;
   if (int rc = Open(&c)) return rc;
