@@ -29,6 +29,7 @@ namespace {
 constexpr int kExitError = 1;
 constexpr int kExitBadConnection = 2;
 constexpr int kExitBadArgs = 128;
+constexpr const char* kVersion = "0.1.0";
 
 struct Globals {
   std::string nats_url = "nats://127.0.0.1:4222";
@@ -42,6 +43,7 @@ struct Globals {
   std::string tls_key;
   std::string command_timeout = "5s";
   std::string write_out = "simple";
+  std::string dial_timeout = "2s";
   bool hex = false;
 };
 
@@ -95,9 +97,22 @@ struct Conn {
 natsStatus Dial(natsConnection** nc) {
   natsOptions* opts = nullptr;
   natsStatus st = natsOptions_Create(&opts);
-  if (st == NATS_OK) st = natsOptions_SetURL(opts, g.nats_url.c_str());
+  // Several URLs (comma-separated, as etcdctl's --endpoints) form nats.c's pool.
+  std::vector<std::string> urls;
+  for (size_t start = 0; start <= g.nats_url.size();) {
+    size_t comma = std::min(g.nats_url.find(',', start), g.nats_url.size());
+    if (comma > start) urls.push_back(g.nats_url.substr(start, comma - start));
+    start = comma + 1;
+  }
+  std::vector<const char*> servers;
+  for (const auto& u : urls) servers.push_back(u.c_str());
+  if (st == NATS_OK) {
+    st = natsOptions_SetServers(opts, servers.data(), static_cast<int>(servers.size()));
+  }
+  if (st == NATS_OK) st = natsOptions_SetNoRandomize(opts, true);
   if (st == NATS_OK) st = natsOptions_SetName(opts, "natcdctl");
-  if (st == NATS_OK) st = natsOptions_SetTimeout(opts, TimeoutMs());
+  if (st == NATS_OK)
+    st = natsOptions_SetTimeout(opts, std::max<int64_t>(ParseDurationMs(g.dial_timeout), 1));
   if (st == NATS_OK) st = natsOptions_SetMaxReconnect(opts, -1);
   if (st == NATS_OK) st = natsOptions_SetReconnectWait(opts, 250);
   if (st == NATS_OK && !g.user.empty()) {
@@ -589,9 +604,12 @@ int CmdEndpointStatus() {
   natsMsg_Destroy(reply);
   if (!r) return Fail(kExitError, "maint.status: bad reply");
   natcdHeader h = FromPb(r->header);
+  char url[256] = "";
+  std::string endpoint =
+      natsConnection_GetConnectedUrl(c.nc, url, sizeof url) == NATS_OK && url[0] ? url : g.nats_url;
   std::string errors;
   for (size_t i = 0; i < r->n_errors; ++i) errors += (i ? ", " : "") + std::string(r->errors[i]);
-  std::vector<std::string> row = {g.nats_url,
+  std::vector<std::string> row = {endpoint,
                                   HexId(h.member_id),
                                   r->version,
                                   HumanBytes(r->dbsize),
@@ -604,9 +622,8 @@ int CmdEndpointStatus() {
   std::string out;
   switch (printer.format) {
     case Format::kJson: {
-      out = "[{\"Endpoint\":" + JsonString(g.nats_url) +
-            ",\"Status\":{\"header\":" + HeaderJson(h) + ",\"version\":" + JsonString(r->version) +
-            ",\"dbSize\":" + std::to_string(r->dbsize) +
+      out = "[{\"Endpoint\":" + JsonString(endpoint) + ",\"Status\":{\"header\":" + HeaderJson(h) +
+            ",\"version\":" + JsonString(r->version) + ",\"dbSize\":" + std::to_string(r->dbsize) +
             ",\"leader\":" + std::to_string(r->leader) +
             ",\"raftIndex\":" + std::to_string(r->raftindex) +
             ",\"raftTerm\":" + std::to_string(r->raftterm) +
@@ -622,7 +639,7 @@ int CmdEndpointStatus() {
             "\n\"RaftIndex\" : " + std::to_string(r->raftindex) +
             "\n\"RaftTerm\" : " + std::to_string(r->raftterm) +
             "\n\"RaftAppliedIndex\" : " + std::to_string(r->raftappliedindex) + "\n\"Errors\" : [" +
-            errors + "]\n\"Endpoint\" : " + GoQuote(g.nats_url) + "\n\n";
+            errors + "]\n\"Endpoint\" : " + GoQuote(endpoint) + "\n\n";
       break;
     case Format::kTable:
       out = Table({"endpoint", "ID", "version", "db size", "is leader", "is learner", "raft term",
@@ -1011,6 +1028,10 @@ int main(int argc, char** argv) {
   global("-w,--write-out", g.write_out, "NATCDCTL_WRITE_OUT",
          "set the output format (simple, json, fields, table)")
       ->check(CLI::IsMember({"simple", "json", "fields", "table"}));
+  global("--dial-timeout", g.dial_timeout, "NATCDCTL_DIAL_TIMEOUT",
+         "dial timeout for the NATS connection");
+  app.add_flag("--hex", g.hex, "print byte strings as hex encoded strings")
+      ->envname("NATCDCTL_HEX");
 
   int rc = 0;
 
@@ -1118,6 +1139,10 @@ int main(int argc, char** argv) {
     rc = CmdMemberList();
   });
 
+  app.add_subcommand("version", "Prints the version of natcdctl")->callback([&] {
+    Write("natcdctl version: " + std::string(kVersion) + "\nAPI version: 3.5\n");
+  });
+
   std::string lock_name;
   std::vector<std::string> lock_cmd_args;
   int64_t session_ttl = 60;
@@ -1147,8 +1172,12 @@ int main(int argc, char** argv) {
                      : g.write_out == "fields" ? Format::kFields
                      : g.write_out == "table"  ? Format::kTable
                                                : Format::kSimple;
+    hex_output = g.hex;
     if (ParseDurationMs(g.command_timeout) <= 0) {
       throw CLI::ValidationError("--command-timeout", "bad duration " + g.command_timeout);
+    }
+    if (ParseDurationMs(g.dial_timeout) <= 0) {
+      throw CLI::ValidationError("--dial-timeout", "bad duration " + g.dial_timeout);
     }
     // etcdctl's --user accepts "name:password".
     if (size_t colon = g.user.find(':'); colon != std::string::npos && g.password.empty()) {

@@ -140,10 +140,26 @@ std::string HeaderFields(const natcdHeader& h) {
          "\n\"RaftTerm\" : " + std::to_string(h.raft_term) + "\n";
 }
 
-std::string KvSimple(const natcdKeyValue& kv, bool value_only) {
+bool hex_output = false;
+
+namespace {
+std::string HexEscaped(const std::string& s) {
   std::string out;
-  if (!value_only) out += Key(kv) + "\n";
-  return out + Value(kv) + "\n";
+  char buf[8];
+  for (unsigned char c : s) {
+    snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  }
+  return out;
+}
+}  // namespace
+
+std::string KvSimple(const natcdKeyValue& kv, bool value_only) {
+  std::string key = hex_output ? HexEscaped(Key(kv)) : Key(kv);
+  std::string value = hex_output ? HexEscaped(Value(kv)) : Value(kv);
+  std::string out;
+  if (!value_only) out += key + "\n";
+  return out + value + "\n";
 }
 
 std::string Printer::Put(const natcdPutResponse& r) const {

@@ -34,6 +34,9 @@ struct Printer {
   std::string WatchEvent(const natcdWatchNotice& n, bool value_only) const;
 };
 
+// --hex: simple output prints keys and values as \x-escaped hex (etcdctl's).
+extern bool hex_output;
+
 // Pieces shared with the maintenance printers.
 std::string HeaderJson(const natcdHeader& h);
 std::string HeaderFields(const natcdHeader& h);
