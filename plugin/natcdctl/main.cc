@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <iostream>
@@ -458,18 +459,42 @@ int CmdLeaseKeepAlive(const std::string& hex, bool once) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   Conn c;
   if (int rc = Open(&c)) return rc;
+  // After a failed renewal (natcd or NATS unreachable) retry every 500 ms
+  // until a whole TTL has passed since the last renewal: then the lease may
+  // have expired, and etcdctl's message ends the run.
+  int64_t ttl = 0;
+  auto last_ok = std::chrono::steady_clock::now();
+  bool failing = false;
   for (;;) {
-    int64_t ttl = 0;
-    natcdStatus s = natcdLease_KeepAliveOnce(&ttl, c.client, id);
+    int64_t renewed = 0;
+    natcdStatus s = natcdLease_KeepAliveOnce(&renewed, c.client, id);
+    int64_t wait_ms = 500;
     if (s == natcdStatus_NotFound) {
       if (once) return Fail(kExitError, "etcdserver: requested lease not found");
       Write("lease " + Hex16(id) + " expired or revoked.\n");
       return 0;
+    } else if (s == natcdStatus_OK) {
+      ttl = renewed;
+      last_ok = std::chrono::steady_clock::now();
+      failing = false;
+      Write(printer.KeepAlive(id, ttl));
+      if (once) return 0;
+      wait_ms = std::max<int64_t>(ttl * 1000 / 3, 500);
+    } else if (once || ttl == 0) {
+      return LibFail(s);
+    } else {
+      if (!failing) {
+        natcdError e{};
+        natcd_GetLastError(&e);
+        fprintf(stderr, "lease %s keepalive failed (%s); retrying\n", Hex16(id).c_str(),
+                e.text[0] ? e.text : natcdStatus_GetText(s));
+        failing = true;
+      }
+      if (std::chrono::steady_clock::now() - last_ok > std::chrono::seconds(ttl)) {
+        Write("lease " + Hex16(id) + " expired or revoked.\n");
+        return kExitError;
+      }
     }
-    if (s != natcdStatus_OK) return LibFail(s);
-    Write(printer.KeepAlive(id, ttl));
-    if (once) return 0;
-    int64_t wait_ms = std::max<int64_t>(ttl * 1000 / 3, 500);
     timespec ts{static_cast<time_t>(wait_ms / 1000), static_cast<long>(wait_ms % 1000) * 1000000};
     int sig = sigtimedwait(&set, nullptr, &ts);
     if (sig == SIGINT || sig == SIGTERM) return 0;

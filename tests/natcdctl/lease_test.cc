@@ -84,3 +84,32 @@ TEST_F(NatcdctlTest, LeaseKeepAliveOnceAndContinuous) {
 
 }  // namespace
 }  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+// natcd restarts under a running keep-alive: renewals resume (natcd keeps
+// leases across a restart).
+TEST_F(NatcdctlTest, LeaseKeepAliveSurvivesANatcdRestart) {
+  CtlResult grant = Ctl({"lease", "grant", "6"});
+  ASSERT_EQ(grant.code, 0) << grant.err;
+  std::string id = grant.out.substr(6, 16);
+  std::string line = "lease " + id + " keepalived with TTL(6)\n";
+  auto ka = Start({"--command-timeout", "500ms", "lease", "keep-alive", id});
+  ASSERT_TRUE(ka->WaitFor(line));
+  ASSERT_EQ(natcd_->Stop(), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // a renewal fails
+  ASSERT_TRUE(natcd_->Start());
+  EXPECT_TRUE(ka->WaitFor("keepalive failed")) << ka->Output();
+  std::string before = ka->Output();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ka->Output().size() == before.size() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(ka->Output().substr(before.size()), line) << ka->Output();
+  EXPECT_EQ(ka->Stop(), 0);
+  EXPECT_EQ(Ctl({"lease", "revoke", id}).code, 0);
+}
+
+}  // namespace
+}  // namespace natcd::testing

@@ -121,7 +121,8 @@ class NatcdctlTest : public ::testing::Test {
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
       int in = open(in_path.c_str(), O_RDONLY);
       int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      // One file for both: one open file description, so neither overwrites the other.
+      int e = err == out ? dup(o) : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(in, STDIN_FILENO);
       dup2(o, STDOUT_FILENO);
       dup2(e, STDERR_FILENO);
