@@ -56,3 +56,59 @@ TEST_F(NatcdctlTest, SmallerOptions) {
 
 }  // namespace
 }  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+// --tls-ca/--tls-cert/--tls-key against a nats-server that verifies client
+// certificates (a CA, a server and a client certificate made by openssl).
+TEST_F(NatcdctlTest, MutualTls) {
+  if (system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "no openssl";
+  TempDir certs;
+  std::string d = certs.path();
+  std::string script =
+      "(cd " + d +
+      " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca"
+      " -keyout ca.key -out ca.pem"
+      " && printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' > ext"
+      " && for n in server client; do"
+      "  openssl req -newkey rsa:2048 -nodes -subj /CN=$n -keyout $n.key -out $n.csr &&"
+      "  openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1"
+      "  -extfile ext -out $n.pem || exit 1; done) >/dev/null 2>&1";
+  ASSERT_EQ(system(script.c_str()), 0);
+  NatsServerOptions options;
+  options.extra_args = {"--tlsverify",     "--tlscert",   d + "/server.pem", "--tlskey",
+                        d + "/server.key", "--tlscacert", d + "/ca.pem"};
+  NatsServer server(options);
+  ASSERT_TRUE(server.Start());
+  std::string url = "tls://127.0.0.1:" + std::to_string(server.port());
+  std::vector<std::string> tls = {"--tls-ca",        d + "/ca.pem", "--tls-cert",
+                                  d + "/client.pem", "--tls-key",   d + "/client.key"};
+  TempDir data;
+  std::vector<std::string> natcd_args = tls;
+  natcd_args.insert(natcd_args.end(), {"--log-level", "warn"});
+  NatcdProcess natcd(url, data.path(), natcd_args);
+  ASSERT_TRUE(natcd.Start());
+
+  std::vector<std::string> args = {"--nats-url", url};
+  args.insert(args.end(), tls.begin(), tls.end());
+  args.insert(args.end(), {"put", "/tls", "secure"});
+  CtlResult put = Ctl(args, "", {}, /*no_url=*/true);
+  EXPECT_EQ(put.code, 0) << put.err;
+  EXPECT_EQ(put.out, "OK\n");
+  CtlResult get = Ctl({"get", "/tls", "--print-value-only"}, "",
+                      {{"NATCDCTL_NATS_URL", url},
+                       {"NATCDCTL_TLS_CA", d + "/ca.pem"},
+                       {"NATCDCTL_TLS_CERT", d + "/client.pem"},
+                       {"NATCDCTL_TLS_KEY", d + "/client.key"}},
+                      /*no_url=*/true);
+  EXPECT_EQ(get.out, "secure\n") << get.err;
+  // Without a client certificate the server refuses.
+  CtlResult refused =
+      Ctl({"--nats-url", url, "--tls-ca", d + "/ca.pem", "--dial-timeout", "1s", "get", "/tls"}, "",
+          {}, true);
+  EXPECT_EQ(refused.code, 2) << refused.out;
+}
+
+}  // namespace
+}  // namespace natcd::testing
