@@ -57,7 +57,7 @@ Status Engine::Load() {
   Result<int64_t> applied = parts_->backend->GetMeta(SqliteBackend::kMetaAppliedIndex, 0);
   if (!applied.ok()) return applied.status();
   applied_index_ = persisted_applied_index_ = static_cast<uint64_t>(*applied);
-  committed_revision_ = persisted_revision_ = parts_->kv->revision();
+  committed_revision_ = parts_->kv->revision();
   watches_ = std::make_unique<WatchHub>(this, options_.watch);
   return Status::OK();
 }
@@ -204,11 +204,8 @@ Status Engine::Commit() {
   }
   Status s = kv.DeletePendingRows(options_.compaction_rows_per_commit).status();
   if (s.ok()) s = ForgetExpiredRequests(kRequestsForgottenPerCommit);
-  // The counters are written only when they moved (one statement less per
-  // commit on a single member, whose applied index stays 0).
-  if (s.ok() && kv.revision() != persisted_revision_) {
-    s = backend.SetMeta(SqliteBackend::kMetaRevision, kv.revision());
-  }
+  // The applied index is written only when it moved (a single member's
+  // stays 0); the revision is not stored at all (KvStore::Load derives it).
   if (s.ok() && applied_index_ != persisted_applied_index_) {
     s = backend.SetMeta(SqliteBackend::kMetaAppliedIndex, static_cast<int64_t>(applied_index_));
   }
@@ -219,7 +216,7 @@ Status Engine::Commit() {
     failed_ = s;
     return Stopped(s);
   }
-  committed_revision_ = persisted_revision_ = kv.revision();
+  committed_revision_ = kv.revision();
   persisted_applied_index_ = applied_index_;
   std::vector<Event> events = kv.TakeEvents();
   if (!events.empty()) {

@@ -141,11 +141,8 @@ void SortKvs(std::vector<KeyValue>* kvs, SortOrder order, SortTarget target) {
 }  // namespace
 
 Status KvStore::Load() {
-  Result<int64_t> rev = backend_->GetMeta(SqliteBackend::kMetaRevision, 0);
-  if (!rev.ok()) return rev.status();
   Result<int64_t> compact = backend_->GetMeta(SqliteBackend::kMetaCompactRevision, 0);
   if (!compact.ok()) return compact.status();
-  revision_ = *rev;
   compact_revision_ = *compact;
 
   int64_t max_seen = 0;
@@ -164,10 +161,10 @@ Status KvStore::Load() {
     }
     return true;
   }));
-  if (max_seen > revision_) {
-    return Status::Corruption("a row at revision " + std::to_string(max_seen) +
-                              " is above the stored revision " + std::to_string(revision_));
-  }
+  // Every revision writes at least one row and compaction keeps every row
+  // at or above the compact revision, so the newest row is the revision.
+  // Deriving it saves writing a counter (a second WAL page) per commit.
+  revision_ = std::max(max_seen, compact_revision_);
   for (auto& [key, entry] : index_.map()) {
     if (!entry.live() || entry.lease == 0) continue;
     if (!leases_->Exists(entry.lease)) {

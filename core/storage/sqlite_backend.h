@@ -1,6 +1,6 @@
 // SqliteBackend: the durable half of the engine. One SQLite database in WAL
 // mode holds every uncompacted revision of every key, the lease table and a
-// few counters (schema version, revision, compact revision, applied index).
+// few counters (schema version, compact revision, applied index).
 //
 // Thread safety: none; one owner thread.
 //
@@ -65,7 +65,6 @@ class SqliteBackend {
   static constexpr int64_t kSchemaVersion = 1;
 
   // Meta counters. DO NOT CHANGE: persisted names.
-  static constexpr std::string_view kMetaRevision = "revision";
   static constexpr std::string_view kMetaCompactRevision = "compact_revision";
   static constexpr std::string_view kMetaAppliedIndex = "applied_index";
 

@@ -183,8 +183,7 @@ class Engine final : public EventSource {
   std::mt19937_64 rng_;
   int64_t committed_revision_ = 0;
   uint64_t applied_index_ = 0;
-  // What the meta table holds.
-  int64_t persisted_revision_ = 0;
+  // The applied index the meta table holds.
   uint64_t persisted_applied_index_ = 0;
   Status failed_;
   struct Remembered {
