@@ -53,7 +53,8 @@ Printer printer;
 
 void Write(const std::string& s) {
   fwrite(s.data(), 1, s.size(), stdout);
-  fflush(stdout);
+  // Nobody reads any more (`natcdctl watch k | head -1`): end as SIGPIPE would.
+  if (fflush(stdout) != 0 && errno == EPIPE) _exit(128 + SIGPIPE);
 }
 
 int Fail(int code, const std::string& message) {

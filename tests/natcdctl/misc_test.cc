@@ -112,3 +112,40 @@ TEST_F(NatcdctlTest, MutualTls) {
 
 }  // namespace
 }  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+TEST_F(NatcdctlTest, PhysicalCompactionAndAWatchIntoAClosedPipe) {
+  ASSERT_EQ(Ctl({"put", "/pc", "1"}).code, 0);
+  int64_t rev = Revision();
+  CtlResult r = Ctl({"compaction", std::to_string(rev), "--physical"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "compacted revision " + std::to_string(rev) + "\n");
+  EXPECT_NE(Ctl({"compaction", "abc"}).code, 0);
+
+  // A watch whose reader went away ends at its next write (as etcdctl on SIGPIPE).
+  std::string cmd = Binary() + " --nats-url " + Url() + " watch /pc --rev " + std::to_string(rev) +
+                    " | head -c 1 >/dev/null";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = -1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "the watch did not end";
+      break;
+    }
+    ASSERT_EQ(Ctl({"put", "/pc", "more"}).code, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(WIFEXITED(status));
+}
+
+}  // namespace
+}  // namespace natcd::testing
