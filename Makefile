@@ -12,6 +12,7 @@
 
 BUILD ?= build
 SANITIZE ?=
+SHELL := /bin/bash
 
 MAKEFLAGS += --no-builtin-rules
 # Parallel by default; a sub-make inherits the jobserver instead.
@@ -121,8 +122,15 @@ check-core: $(CORE_TESTS) $(CRASH_CHILD)
 
 # Runs every test of this build, one suite after another so their output
 # stays readable (no dependency installation: see `test`).
+# Ends with one line adding up every suite: "check: N passed, N failed".
 check:
-	@for t in $(CHECK_TARGETS); do $(MAKE) --no-print-directory $$t || exit 1; done
+	@rm -rf $(BUILD)/test-logs; mkdir -p $(BUILD)/test-logs; \
+	for t in $(CHECK_TARGETS); do \
+	  $(MAKE) --no-print-directory $$t 2>&1 | tee $(BUILD)/test-logs/$$t.log; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || { echo "$$t failed"; exit 1; }; \
+	done; \
+	cat $(BUILD)/test-logs/*.log | awk '/^\[  PASSED  \] [0-9]+ test/ {p += $$4} \
+	  /^\[  FAILED  \] [0-9]+ test/ {f += $$4} END {printf "check: %d passed, %d failed\n", p, f}'
 
 test: deps
 	$(MAKE) all
