@@ -47,7 +47,7 @@ std::pair<KeyIndex::Map::iterator, KeyIndex::Map::iterator> KeyIndex::Range(
 
 void KeyIndex::Compact(int64_t rev, std::vector<std::pair<int64_t, int32_t>>* dropped) {
   for (auto it = map_.begin(); it != map_.end();) {
-    std::vector<RevRecord>& revs = it->second.revs;
+    RevList& revs = it->second.revs;
     assert(!revs.empty());
     // First write at or above rev.
     auto keep_from = std::lower_bound(revs.begin(), revs.end(), rev,
@@ -58,7 +58,7 @@ void KeyIndex::Compact(int64_t rev, std::vector<std::pair<int64_t, int32_t>>* dr
       continue;
     }
     for (auto r = revs.begin(); r != keep_from; ++r) dropped->emplace_back(r->main, r->sub);
-    revs.erase(revs.begin(), keep_from);
+    revs.erase_front(keep_from);
     if (revs.empty()) {
       it = map_.erase(it);
     } else {

@@ -13,19 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "mvcc/rev_list.h"
+
 namespace natcd {
 
-// One write of a key. (main, sub) locates its row in SQLite.
-struct RevRecord {
-  int64_t main = 0;
-  int32_t sub = 0;
-  bool tombstone = false;
-};
-
 struct KeyEntry {
-  // Every uncompacted write, ascending by main revision.
+  // Every uncompacted write, ascending by (main, sub).
   // Invariant: never empty while the entry is in the index.
-  std::vector<RevRecord> revs;
+  RevList revs;
   // The state written by revs.back(), valid when !revs.back().tombstone.
   int64_t create_revision = 0;
   int64_t version = 0;
