@@ -11,7 +11,7 @@ NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
 NODE_LIB := $(BUILD)/lib/libnatcd_node.a
 
-NATCD_SRCS := $(sort $(wildcard plugin/natcd/*.cc))
+NATCD_SRCS := $(sort $(wildcard plugin/natcd/*.cc)) plugin/common/nats_auth.cc
 NATCD_OBJS := $(NATCD_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATCD_BIN := $(BUILD)/bin/natcd
 

@@ -19,6 +19,7 @@
 
 #include "adapters/nats/node.h"
 #include "natcd/clock.h"
+#include "plugin/common/nats_auth.h"
 #include "plugin/natcd/embedded_nats.h"
 
 namespace {
@@ -88,21 +89,9 @@ natsStatus Connect(const Settings& s, ConnectionEvents* events, bool send_asap,
   if (st == NATS_OK && events != nullptr) {
     st = natsOptions_SetReconnectedCB(opts, OnReconnected, events);
   }
-  if (st == NATS_OK && !s.user.empty()) {
-    st = natsOptions_SetUserInfo(opts, s.user.c_str(), s.password.c_str());
-  }
-  if (st == NATS_OK && !s.token.empty()) st = natsOptions_SetToken(opts, s.token.c_str());
-  if (st == NATS_OK && !s.creds.empty()) {
-    st = natsOptions_SetUserCredentialsFromFiles(opts, s.creds.c_str(), nullptr);
-  }
-  if (st == NATS_OK && (!s.tls_ca.empty() || !s.tls_cert.empty())) {
-    st = natsOptions_SetSecure(opts, true);
-    if (st == NATS_OK && !s.tls_ca.empty()) {
-      st = natsOptions_LoadCATrustedCertificates(opts, s.tls_ca.c_str());
-    }
-    if (st == NATS_OK && !s.tls_cert.empty()) {
-      st = natsOptions_LoadCertificatesChain(opts, s.tls_cert.c_str(), s.tls_key.c_str());
-    }
+  if (st == NATS_OK) {
+    st = natcd::ApplyNatsAuth(
+        opts, {s.user, s.password, s.token, s.creds, s.tls_ca, s.tls_cert, s.tls_key});
   }
   if (st == NATS_OK) st = natsConnection_Connect(nc, opts);
   natsOptions_Destroy(opts);

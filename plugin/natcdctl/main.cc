@@ -21,6 +21,7 @@
 
 #include "adapters/nats/natcd.pb-c.h"
 #include "nats/natcd_client.h"
+#include "plugin/common/nats_auth.h"
 #include "plugin/natcdctl/format.h"
 #include "plugin/natcdctl/printer.h"
 
@@ -117,21 +118,9 @@ natsStatus Dial(natsConnection** nc) {
     st = natsOptions_SetTimeout(opts, std::max<int64_t>(ParseDurationMs(g.dial_timeout), 1));
   if (st == NATS_OK) st = natsOptions_SetMaxReconnect(opts, -1);
   if (st == NATS_OK) st = natsOptions_SetReconnectWait(opts, 250);
-  if (st == NATS_OK && !g.user.empty()) {
-    st = natsOptions_SetUserInfo(opts, g.user.c_str(), g.password.c_str());
-  }
-  if (st == NATS_OK && !g.token.empty()) st = natsOptions_SetToken(opts, g.token.c_str());
-  if (st == NATS_OK && !g.creds.empty()) {
-    st = natsOptions_SetUserCredentialsFromFiles(opts, g.creds.c_str(), nullptr);
-  }
-  if (st == NATS_OK && (!g.tls_ca.empty() || !g.tls_cert.empty())) {
-    st = natsOptions_SetSecure(opts, true);
-    if (st == NATS_OK && !g.tls_ca.empty()) {
-      st = natsOptions_LoadCATrustedCertificates(opts, g.tls_ca.c_str());
-    }
-    if (st == NATS_OK && !g.tls_cert.empty()) {
-      st = natsOptions_LoadCertificatesChain(opts, g.tls_cert.c_str(), g.tls_key.c_str());
-    }
+  if (st == NATS_OK) {
+    st = natcd::ApplyNatsAuth(
+        opts, {g.user, g.password, g.token, g.creds, g.tls_ca, g.tls_cert, g.tls_key});
   }
   if (st == NATS_OK) st = natsConnection_Connect(nc, opts);
   natsOptions_Destroy(opts);
