@@ -149,3 +149,41 @@ TEST_F(NatcdctlTest, PhysicalCompactionAndAWatchIntoAClosedPipe) {
 
 }  // namespace
 }  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+// --creds (a JWT + nkey credentials file) for natcd and natcdctl, against an
+// operator-mode nats-server. tests/js/make_creds.mjs makes the operator,
+// account and user with nats.js's jwt and nkeys packages.
+TEST_F(NatcdctlTest, CredentialsFile) {
+  if (system("command -v node >/dev/null 2>&1") != 0 ||
+      access("tests/js/node_modules/@nats-io/jwt", F_OK) != 0) {
+    GTEST_SKIP() << "needs node and tests/js/node_modules (make deps), run from the repo root";
+  }
+  TempDir auth;
+  ASSERT_EQ(system(("node tests/js/make_creds.mjs " + auth.path()).c_str()), 0);
+  const std::string creds = auth.File("user.creds");
+  NatsServerOptions options;
+  options.extra_args = {"-c", auth.File("server.conf")};
+  NatsServer server(options);
+  ASSERT_TRUE(server.Start());
+  TempDir data;
+  NatcdProcess natcd(server.url(), data.path(), {"--creds", creds, "--log-level", "warn"});
+  ASSERT_TRUE(natcd.Start());
+
+  CtlResult put =
+      Ctl({"--nats-url", server.url(), "--creds", creds, "put", "/creds", "jwt"}, "", {}, true);
+  EXPECT_EQ(put.code, 0) << put.err;
+  EXPECT_EQ(put.out, "OK\n");
+  CtlResult get = Ctl({"--nats-url", server.url(), "get", "/creds", "--print-value-only"}, "",
+                      {{"NATCDCTL_CREDS", creds}}, true);
+  EXPECT_EQ(get.out, "jwt\n") << get.err;
+  // Without credentials the server refuses.
+  CtlResult refused =
+      Ctl({"--nats-url", server.url(), "--dial-timeout", "1s", "get", "/creds"}, "", {}, true);
+  EXPECT_EQ(refused.code, 2) << refused.out;
+}
+
+}  // namespace
+}  // namespace natcd::testing
