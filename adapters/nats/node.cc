@@ -163,9 +163,6 @@ struct Node::Impl {
   void Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   void HandleWrite(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   Result<WriteRequest> DecodeWrite(const Work& work);
-  std::string Encode(const ProtobufCMessage* message, bool json) {
-    return EncodeMessage(message, json);
-  }
   void Timers();
   void Finish(PendingReply& reply);
 };
@@ -453,8 +450,8 @@ void Node::Impl::HandleWrite(std::unique_ptr<Work> work, std::vector<PendingRepl
     if (status.ok()) {
       ProtoArena arena;
       const ProtobufCMessage* message = ToProto(response.value(), header, &arena);
-      binary = Encode(message, false);
-      reply.body = work->json ? Encode(message, true) : binary;
+      binary = EncodeMessage(message, false);
+      reply.body = work->json ? EncodeMessage(message, true) : binary;
     }
   }
   if (!status.ok()) {
@@ -497,7 +494,7 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
   PendingReply reply;
   const bool json = work->json;
   ProtoArena arena;
-  auto ok = [&](const ProtobufCMessage* message) { reply.body = Encode(message, json); };
+  auto ok = [&](const ProtobufCMessage* message) { reply.body = EncodeMessage(message, json); };
   auto fail = [&](const Status& status) {
     reply.is_error = true;
     reply.error = ToServiceError(status);

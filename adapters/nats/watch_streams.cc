@@ -199,13 +199,11 @@ void WatchStreams::Tick() {
       // not be sent: send it now, with its reason and resume revision.
       WatchMessage pending;
       if (hub_->Poll(id, options_.message_events_max, &pending) && pending.canceled) {
-        ++reclaimed_;
         (void)Send(id, stream, pending);
         it = streams_.erase(it);
         continue;
       }
       (void)hub_->Cancel(id);
-      ++reclaimed_;
       WatchMessage bye;
       bye.watch_id = id;
       // What the client has in full (not the store's revision: events

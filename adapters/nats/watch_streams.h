@@ -59,7 +59,6 @@ class WatchStreams {
   void Tick();
 
   size_t size() const { return streams_.size(); }
-  uint64_t reclaimed() const { return reclaimed_; }
 
  private:
   struct Stream {
@@ -92,7 +91,6 @@ class WatchStreams {
   std::map<WatchId, Stream> streams_;
   // Encoded events of the current Deliver round, by (event, prev_kv | json << 1).
   std::map<std::pair<const Event*, uint8_t>, std::string> encoded_;
-  uint64_t reclaimed_ = 0;
 };
 
 }  // namespace natcd::nats
