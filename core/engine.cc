@@ -191,6 +191,8 @@ Result<LeaseCheckpointResponse> Engine::ApplyLeaseCheckpoint(
   return response;
 }
 
+SqliteBackend& Engine::backend() { return *parts_->backend; }
+
 Status Engine::Commit() {
   if (!failed_.ok()) return Stopped(failed_);
   SqliteBackend& backend = *parts_->backend;

@@ -103,6 +103,11 @@ class SqliteBackend {
   // Bytes the database file occupies (page_count * page_size).
   Result<int64_t> SizeBytes();
 
+  // The connection, for state that must be durable exactly when the
+  // engine's writes are (the Raft log shares the database and its batches:
+  // one fsync covers both). Its users write only inside BeginBatch.
+  sqlite3* handle() const { return db_; }
+
  private:
   SqliteBackend() = default;
   Status Init(const BackendOptions& options);

@@ -40,6 +40,8 @@
 
 namespace natcd {
 
+class SqliteBackend;
+
 struct LeaseExpireResponse {
   ResponseHeader header;
   int64_t revoked = 0;  // leases that still existed and are now gone
@@ -89,6 +91,11 @@ class Engine final : public EventSource {
   // Fills in what the server chooses before an entry is proposed: the ID of a
   // LeaseGrant that asked for 0.
   void Prepare(WriteRequest* request);
+  // Whether the log entry at index (> 0) is already in the state: Raft hands
+  // back entries from its snapshot on, and the database (shipped whole to a
+  // member that needed a snapshot) may be further along. Such an entry must
+  // not be applied again.
+  bool AlreadyApplied(uint64_t index) const { return index != 0 && index <= applied_index_; }
   // Applies one entry. index is the log index (0 outside Raft); it is stored
   // with the next Commit so a restarted member knows where to resume.
   Result<WriteResponse> Apply(const WriteRequest& request, uint64_t index = 0);
@@ -157,6 +164,8 @@ class Engine final : public EventSource {
   uint64_t applied_index() const { return applied_index_; }
   size_t key_count() const;
   size_t lease_count() const;
+  // The database, shared with the Raft log so that one fsync covers both.
+  SqliteBackend& backend();
   // Rows dropped by compaction not yet removed from SQLite.
   size_t compaction_rows_pending() const;
   Result<int64_t> DatabaseSizeBytes();

@@ -1,0 +1,279 @@
+#include "raft/sqlite_raft_storage.h"
+
+#include <sqlite3.h>
+
+#include "storage/sqlite_backend.h"
+
+namespace natcd::raft {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS raft_log (
+  idx INTEGER PRIMARY KEY,
+  term INTEGER NOT NULL,
+  type INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS raft_state (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+)sql";
+
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; i++) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+bool GetU64(const std::string& in, size_t* pos, uint64_t* v) {
+  if (*pos + 8 > in.size()) return false;
+  *v = 0;
+  for (int i = 0; i < 8; i++) {
+    *v |= static_cast<uint64_t>(static_cast<uint8_t>(in[*pos + i])) << (8 * i);
+  }
+  *pos += 8;
+  return true;
+}
+void PutIds(std::string* out, const std::vector<NodeId>& ids) {
+  PutU64(out, ids.size());
+  for (NodeId id : ids) PutU64(out, id);
+}
+bool GetIds(const std::string& in, size_t* pos, std::vector<NodeId>* ids) {
+  uint64_t n = 0;
+  if (!GetU64(in, pos, &n) || n > (in.size() - *pos) / 8) return false;
+  ids->resize(n);
+  for (uint64_t i = 0; i < n; i++) {
+    if (!GetU64(in, pos, &(*ids)[i])) return false;
+  }
+  return true;
+}
+
+std::string EncodeSnapshotMeta(const SnapshotMeta& meta) {
+  std::string out;
+  PutU64(&out, meta.index);
+  PutU64(&out, meta.term);
+  PutIds(&out, meta.conf_state.voters);
+  PutIds(&out, meta.conf_state.learners);
+  return out;
+}
+bool DecodeSnapshotMeta(const std::string& in, SnapshotMeta* meta) {
+  size_t pos = 0;
+  return GetU64(in, &pos, &meta->index) && GetU64(in, &pos, &meta->term) &&
+         GetIds(in, &pos, &meta->conf_state.voters) &&
+         GetIds(in, &pos, &meta->conf_state.learners) && pos == in.size();
+}
+
+class Reset {
+ public:
+  explicit Reset(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~Reset() { sqlite3_reset(stmt_); }
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+std::string Column(sqlite3_stmt* stmt, int column) {
+  const void* data = sqlite3_column_blob(stmt, column);
+  int size = sqlite3_column_bytes(stmt, column);
+  return data ? std::string(static_cast<const char*>(data), size) : std::string();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteRaftStorage>> SqliteRaftStorage::Open(SqliteBackend* backend) {
+  std::unique_ptr<SqliteRaftStorage> storage(new SqliteRaftStorage(backend));
+  NATCD_RETURN_IF_ERROR(storage->Init());
+  NATCD_RETURN_IF_ERROR(storage->Load());
+  return storage;
+}
+
+SqliteRaftStorage::~SqliteRaftStorage() {
+  for (sqlite3_stmt* stmt : {insert_entry_, delete_from_, delete_through_, put_state_}) {
+    sqlite3_finalize(stmt);
+  }
+}
+
+Status SqliteRaftStorage::Init() {
+  sqlite3* db = backend_->handle();
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, kSchema, nullptr, nullptr, &err);
+  sqlite3_free(err);
+  if (rc != SQLITE_OK) return SqliteStatus(db, rc, "create raft tables");
+  auto prepare = [db](const char* sql, sqlite3_stmt** stmt) {
+    int rc = sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr);
+    return rc == SQLITE_OK ? Status::OK() : SqliteStatus(db, rc, sql);
+  };
+  NATCD_RETURN_IF_ERROR(
+      prepare("INSERT OR REPLACE INTO raft_log (idx, term, type, data) VALUES (?, ?, ?, ?)",
+              &insert_entry_));
+  NATCD_RETURN_IF_ERROR(prepare("DELETE FROM raft_log WHERE idx >= ?", &delete_from_));
+  NATCD_RETURN_IF_ERROR(prepare("DELETE FROM raft_log WHERE idx <= ?", &delete_through_));
+  NATCD_RETURN_IF_ERROR(
+      prepare("INSERT OR REPLACE INTO raft_state (name, value) VALUES (?, ?)", &put_state_));
+  return Status::OK();
+}
+
+Status SqliteRaftStorage::Load() {
+  sqlite3* db = backend_->handle();
+  std::string hard_state, log_start, snapshot;
+  {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, "SELECT name, value FROM raft_state", -1, &stmt, nullptr);
+    if (rc != SQLITE_OK) return SqliteStatus(db, rc, "read raft state");
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      std::string name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      std::string value = Column(stmt, 1);
+      if (name == "hard_state") hard_state = value;
+      if (name == "log_start") log_start = value;
+      if (name == "snapshot") snapshot = value;
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "read raft state");
+  }
+  // The entry before the first kept one becomes the in-memory dummy.
+  if (!log_start.empty()) {
+    size_t pos = 0;
+    Snapshot start;
+    if (!GetU64(log_start, &pos, &start.meta.index) || !GetU64(log_start, &pos, &start.meta.term)) {
+      return Status::Corruption("raft log_start does not decode");
+    }
+    SnapshotMeta meta;
+    if (!DecodeSnapshotMeta(snapshot, &meta)) return Status::Corruption("raft snapshot metadata");
+    start.meta.conf_state = meta.conf_state;
+    if (start.meta.index > 0) NATCD_RETURN_IF_ERROR(mirror_.ApplySnapshot(start));
+  }
+  {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, "SELECT idx, term, type, data FROM raft_log ORDER BY idx", -1,
+                                &stmt, nullptr);
+    if (rc != SQLITE_OK) return SqliteStatus(db, rc, "read raft log");
+    std::vector<Entry> entries;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      Entry e;
+      e.index = static_cast<uint64_t>(sqlite3_column_int64(stmt, 0));
+      e.term = static_cast<uint64_t>(sqlite3_column_int64(stmt, 1));
+      e.type = static_cast<EntryType>(sqlite3_column_int(stmt, 2));
+      e.data = Column(stmt, 3);
+      if (!entries.empty() && e.index != entries.back().index + 1) {
+        sqlite3_finalize(stmt);
+        return Status::Corruption("raft log has a gap before index " + std::to_string(e.index));
+      }
+      entries.push_back(std::move(e));
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "read raft log");
+    if (!entries.empty() && entries.front().index != mirror_.FirstIndex()) {
+      return Status::Corruption("raft log starts at " + std::to_string(entries.front().index) +
+                                ", expected " + std::to_string(mirror_.FirstIndex()));
+    }
+    NATCD_RETURN_IF_ERROR(mirror_.Append(entries));
+  }
+  if (!snapshot.empty()) {
+    SnapshotMeta meta;
+    if (!DecodeSnapshotMeta(snapshot, &meta)) return Status::Corruption("raft snapshot metadata");
+    if (meta.index > mirror_.GetSnapshot().value().meta.index) {
+      NATCD_RETURN_IF_ERROR(mirror_.CreateSnapshot(meta.index, meta.conf_state, ""));
+    }
+  }
+  if (!hard_state.empty()) {
+    size_t pos = 0;
+    HardState hs;
+    if (!GetU64(hard_state, &pos, &hs.term) || !GetU64(hard_state, &pos, &hs.vote) ||
+        !GetU64(hard_state, &pos, &hs.commit)) {
+      return Status::Corruption("raft hard state does not decode");
+    }
+    mirror_.SetHardState(hs);
+  }
+  return Status::OK();
+}
+
+bool SqliteRaftStorage::Initialized() const {
+  return !mirror_.InitialHardState().empty() || mirror_.LastIndex() > 0;
+}
+
+Status SqliteRaftStorage::PutState(const char* name, const std::string& value) {
+  NATCD_RETURN_IF_ERROR(backend_->BeginBatch());
+  Reset reset(put_state_);
+  sqlite3_bind_text(put_state_, 1, name, -1, SQLITE_STATIC);
+  sqlite3_bind_blob64(put_state_, 2, value.data(), value.size(), SQLITE_STATIC);
+  int rc = sqlite3_step(put_state_);
+  return rc == SQLITE_DONE ? Status::OK() : SqliteStatus(backend_->handle(), rc, "put raft state");
+}
+
+Status SqliteRaftStorage::DeleteLogFrom(uint64_t index) {
+  Reset reset(delete_from_);
+  sqlite3_bind_int64(delete_from_, 1, static_cast<int64_t>(index));
+  int rc = sqlite3_step(delete_from_);
+  return rc == SQLITE_DONE ? Status::OK()
+                           : SqliteStatus(backend_->handle(), rc, "truncate raft log");
+}
+
+Status SqliteRaftStorage::DeleteLogThrough(uint64_t index) {
+  Reset reset(delete_through_);
+  sqlite3_bind_int64(delete_through_, 1, static_cast<int64_t>(index));
+  int rc = sqlite3_step(delete_through_);
+  return rc == SQLITE_DONE ? Status::OK()
+                           : SqliteStatus(backend_->handle(), rc, "compact raft log");
+}
+
+Status SqliteRaftStorage::SaveLogStart() {
+  std::string start;
+  uint64_t index = mirror_.FirstIndex() - 1;
+  PutU64(&start, index);
+  PutU64(&start, mirror_.Term(index).value());
+  return PutState("log_start", start);
+}
+
+Status SqliteRaftStorage::Append(const std::vector<Entry>& entries) {
+  if (entries.empty()) return Status::OK();
+  NATCD_RETURN_IF_ERROR(backend_->BeginBatch());
+  // What the mirror keeps is what the table must hold: the same rule
+  // (skip compacted entries, replace a conflicting suffix).
+  uint64_t first = mirror_.FirstIndex();
+  NATCD_RETURN_IF_ERROR(mirror_.Append(entries));
+  uint64_t from = std::max(first, entries.front().index);
+  NATCD_RETURN_IF_ERROR(DeleteLogFrom(from));
+  sqlite3* db = backend_->handle();
+  for (const Entry& e : entries) {
+    if (e.index < from) continue;
+    Reset reset(insert_entry_);
+    sqlite3_bind_int64(insert_entry_, 1, static_cast<int64_t>(e.index));
+    sqlite3_bind_int64(insert_entry_, 2, static_cast<int64_t>(e.term));
+    sqlite3_bind_int(insert_entry_, 3, static_cast<int>(e.type));
+    sqlite3_bind_blob64(insert_entry_, 4, e.data.data(), e.data.size(), SQLITE_STATIC);
+    int rc = sqlite3_step(insert_entry_);
+    if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "append raft entry");
+  }
+  return Status::OK();
+}
+
+Status SqliteRaftStorage::SetHardState(const HardState& hs) {
+  std::string value;
+  PutU64(&value, hs.term);
+  PutU64(&value, hs.vote);
+  PutU64(&value, hs.commit);
+  NATCD_RETURN_IF_ERROR(PutState("hard_state", value));
+  mirror_.SetHardState(hs);
+  return Status::OK();
+}
+
+Status SqliteRaftStorage::CreateSnapshot(const SnapshotMeta& meta, uint64_t compact_to) {
+  NATCD_RETURN_IF_ERROR(mirror_.CreateSnapshot(meta.index, meta.conf_state, ""));
+  SnapshotMeta stored = mirror_.GetSnapshot().value().meta;
+  NATCD_RETURN_IF_ERROR(PutState("snapshot", EncodeSnapshotMeta(stored)));
+  if (compact_to > mirror_.FirstIndex() - 1 && compact_to <= stored.index) {
+    NATCD_RETURN_IF_ERROR(mirror_.Compact(compact_to));
+    NATCD_RETURN_IF_ERROR(DeleteLogThrough(compact_to));
+    NATCD_RETURN_IF_ERROR(SaveLogStart());
+  } else if (mirror_.FirstIndex() == 1) {
+    NATCD_RETURN_IF_ERROR(SaveLogStart());
+  }
+  return Status::OK();
+}
+
+Status SqliteRaftStorage::ApplySnapshot(const SnapshotMeta& meta) {
+  Snapshot snapshot;
+  snapshot.meta = meta;
+  NATCD_RETURN_IF_ERROR(mirror_.ApplySnapshot(snapshot));
+  NATCD_RETURN_IF_ERROR(backend_->BeginBatch());
+  NATCD_RETURN_IF_ERROR(DeleteLogFrom(0));
+  NATCD_RETURN_IF_ERROR(PutState("snapshot", EncodeSnapshotMeta(meta)));
+  return SaveLogStart();
+}
+
+}  // namespace natcd::raft

@@ -1,0 +1,85 @@
+// SqliteRaftStorage: a member's Raft log, hard state and snapshot metadata,
+// in the engine's own SQLite database and inside its batches, so that one
+// fsync makes both the log entries and the state they produce durable.
+//
+// Reads come from an in-memory copy of the log (what is left after the last
+// compaction), so Raft never waits for SQLite to send an append. Writes go
+// to both; they are durable at the backend's next CommitBatch (the engine's
+// Commit), which must happen before the Ready's messages are sent.
+//
+// A snapshot here is metadata only: natcd's state machine snapshot is the
+// engine's database itself, shipped whole by the transport when a member
+// needs it.
+//
+// Persisted format (DO NOT CHANGE without a migration):
+//   raft_log(idx INTEGER PRIMARY KEY, term, type, data)
+//   raft_state(name TEXT PRIMARY KEY, value BLOB):
+//     "hard_state" (term, vote, commit), "log_start" (index, term of the
+//     entry before the first one kept), "snapshot" (index, term, voters,
+//     learners)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "natcd/status.h"
+#include "raft/storage.h"
+
+struct sqlite3_stmt;
+
+namespace natcd {
+class SqliteBackend;
+}
+
+namespace natcd::raft {
+
+class SqliteRaftStorage final : public Storage {
+ public:
+  // Creates the tables if missing and loads what they hold.
+  static Result<std::unique_ptr<SqliteRaftStorage>> Open(SqliteBackend* backend);
+  ~SqliteRaftStorage() override;
+
+  HardState InitialHardState() const override { return mirror_.InitialHardState(); }
+  ConfState InitialConfState() const override { return mirror_.InitialConfState(); }
+  Result<std::vector<Entry>> Entries(uint64_t lo, uint64_t hi, uint64_t max_bytes) const override {
+    return mirror_.Entries(lo, hi, max_bytes);
+  }
+  Result<uint64_t> Term(uint64_t i) const override { return mirror_.Term(i); }
+  uint64_t FirstIndex() const override { return mirror_.FirstIndex(); }
+  uint64_t LastIndex() const override { return mirror_.LastIndex(); }
+  Result<Snapshot> GetSnapshot() const override { return mirror_.GetSnapshot(); }
+
+  // Whether this member has any Raft state (false: a new member, to be
+  // bootstrapped or to join).
+  bool Initialized() const;
+
+  // Writes (inside the backend's batch, opened here if needed).
+  Status Append(const std::vector<Entry>& entries);
+  Status SetHardState(const HardState& hs);
+  // The state machine is at meta.index: record it as the snapshot, then
+  // drop entries up to compact_to (<= meta.index; the rest stay for
+  // followers that are only a little behind).
+  Status CreateSnapshot(const SnapshotMeta& meta, uint64_t compact_to);
+  // A snapshot received from the leader replaces the whole log.
+  Status ApplySnapshot(const SnapshotMeta& meta);
+
+ private:
+  explicit SqliteRaftStorage(SqliteBackend* backend) : backend_(backend) {}
+  Status Init();
+  Status Load();
+  Status PutState(const char* name, const std::string& value);
+  Status DeleteLogFrom(uint64_t index);
+  Status DeleteLogThrough(uint64_t index);
+  Status SaveLogStart();
+
+  SqliteBackend* backend_;
+  MemoryStorage mirror_;
+  sqlite3_stmt* insert_entry_ = nullptr;
+  sqlite3_stmt* delete_from_ = nullptr;
+  sqlite3_stmt* delete_through_ = nullptr;
+  sqlite3_stmt* put_state_ = nullptr;
+};
+
+}  // namespace natcd::raft
