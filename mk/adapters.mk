@@ -54,7 +54,8 @@ $(NATS_LIB): $(NATS_OBJS) $(NATS_PB_OBJ)
 
 $(ADAPTER_TESTS): $(ADAPTER_TEST_OBJS) $(NATS_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(ADAPTER_TEST_OBJS) $(NATS_LIB) -lgtest_main -lgtest $(NATS_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $(ADAPTER_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CORE_LIB) \
+	  -lgtest_main -lgtest $(NATS_LIBS) -lsqlite3
 
 .PHONY: check-adapters
 check-adapters: $(ADAPTER_TESTS)

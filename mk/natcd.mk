@@ -7,7 +7,7 @@
 
 NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.cc \
   adapters/nats/service_error.cc adapters/nats/discovery.cc adapters/nats/event_publisher.cc \
-  adapters/nats/watch_streams.cc adapters/nats/node.cc
+  adapters/nats/watch_streams.cc adapters/nats/raft_codec.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
 NODE_LIB := $(BUILD)/lib/libnatcd_node.a
 
@@ -21,6 +21,9 @@ SERVER_LDLIBS := -lspdlog -lfmt -lprotobuf-c -lnats -lsqlite3 -lpthread
 ALL_TARGETS += $(NATCD_BIN)
 
 $(NODE_OBJS) $(NATCD_OBJS): | $(NATS_PB_H)
+
+# The adapter unit tests (mk/adapters.mk) also test code of the node library.
+$(ADAPTER_TESTS): $(NODE_LIB) $(CORE_LIB)
 
 $(NODE_LIB): $(NODE_OBJS)
 	@mkdir -p $(dir $@)

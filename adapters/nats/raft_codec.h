@@ -1,0 +1,39 @@
+// The bytes members exchange in a cluster: Raft messages (RaftMessage) and
+// the writes the replicated log carries (LogCommand), both in natcd.proto.
+// Every decoder treats its input as untrusted: anything malformed is an
+// InvalidArgument, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "natcd/engine.h"
+#include "natcd/status.h"
+#include "raft/types.h"
+
+namespace natcd::nats {
+
+std::string EncodeRaftMessage(const raft::Message& m);
+Status DecodeRaftMessage(std::string_view bytes, raft::Message* out);
+
+// A write as the log carries it.
+struct LogCommand {
+  WriteRequest request;
+  uint64_t origin_member = 0;  // 0: proposed by the leader itself (timers)
+  uint64_t origin_seq = 0;
+  std::string request_id;
+  int64_t request_expires_ms = 0;
+};
+
+// Encodes a write. For a request that came from a client, pass its
+// protobuf body as received (request_proto: binary, already validated)
+// to avoid converting it back; otherwise the request is encoded from the
+// C++ value (only the kinds the leader proposes itself: compaction, lease
+// expiry, lease checkpoints, and a lease grant).
+// Internal when a put, delete or txn comes without its proto.
+Result<std::string> EncodeLogCommand(const LogCommand& command,
+                                     std::string_view request_proto = {});
+Status DecodeLogCommand(std::string_view bytes, LogCommand* out);
+
+}  // namespace natcd::nats
