@@ -1,10 +1,13 @@
 #include "adapters/nats/node.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -13,11 +16,15 @@
 #include "adapters/nats/discovery.h"
 #include "adapters/nats/endpoint.h"
 #include "adapters/nats/event_publisher.h"
+#include "adapters/nats/raft_codec.h"
+#include "adapters/nats/raft_transport.h"
 #include "adapters/nats/reply.h"
 #include "adapters/nats/service_error.h"
 #include "adapters/nats/subject.h"
 #include "adapters/nats/watch_streams.h"
 #include "adapters/nats/wire.h"
+#include "raft/raft.h"
+#include "raft/sqlite_raft_storage.h"
 
 namespace natcd::nats {
 namespace {
@@ -58,7 +65,9 @@ struct Work {
   int64_t received_ns = 0;
   UniqueMessage body;
   int64_t lease_id = 0;  // P.lease.keepalive.<hex id>
-  enum class Notice { kNone, kDisconnected, kReconnected } notice = Notice::kNone;
+  int hops = 0;          // members it passed through (Natcd-Forwarded)
+  enum class Notice { kNone, kDisconnected, kReconnected, kRaft } notice = Notice::kNone;
+  raft::Message raft_message;  // Notice::kRaft
 
   ~Work() { natsMsg_Destroy(msg); }
   const char* reply() const { return msg ? natsMsg_GetReply(msg) : nullptr; }
@@ -103,6 +112,43 @@ const ProtobufCMessageDescriptor* ResponseDescriptor(EndpointKind kind) {
 
 bool IsWrite(EndpointKind kind) { return ResponseDescriptor(kind) != nullptr; }
 
+bool IsMembershipChange(EndpointKind kind) {
+  return kind == EndpointKind::kMemberAdd || kind == EndpointKind::kMemberRemove ||
+         kind == EndpointKind::kMemberPromote;
+}
+
+// Requests only the leader answers: writes go through its log, and lease
+// deadlines live on the leader.
+bool LeaderOnly(EndpointKind kind) {
+  return IsWrite(kind) || IsMembershipChange(kind) || kind == EndpointKind::kLeaseKeepAlive ||
+         kind == EndpointKind::kLeaseKeepAliveHex || kind == EndpointKind::kLeaseTimeToLive ||
+         kind == EndpointKind::kLeaseLeases;
+}
+
+Status NoLeader() { return Status::Unavailable("ErrNoLeader", "etcdserver: no leader"); }
+Status RequestTimedOut() {
+  return Status(Status::Code::kTimeout, "ErrTimeout", "etcdserver: request timed out");
+}
+
+// A membership change's context in the log: who proposed it (to answer)
+// and the member's name.
+std::string ConfChangeContext(uint64_t origin, uint64_t seq, const std::string& name) {
+  return std::to_string(origin) + ":" + std::to_string(seq) + ":" + name;
+}
+void ParseConfChangeContext(const std::string& context, uint64_t* origin, uint64_t* seq,
+                            std::string* name) {
+  size_t a = context.find(':');
+  size_t b = a == std::string::npos ? a : context.find(':', a + 1);
+  if (b == std::string::npos) {
+    *origin = *seq = 0;
+    *name = context;
+    return;
+  }
+  *origin = std::strtoull(context.substr(0, a).c_str(), nullptr, 10);
+  *seq = std::strtoull(context.substr(a + 1, b - a - 1).c_str(), nullptr, 10);
+  *name = context.substr(b + 1);
+}
+
 // A subject a client may publish to: non-empty tokens, no wildcards, no
 // whitespace.
 bool ValidPublishSubject(const std::string& s) {
@@ -121,8 +167,19 @@ bool ValidPublishSubject(const std::string& s) {
 struct Node::Impl {
   struct Subscription {
     Impl* impl;
-    Endpoint* endpoint;  // null: discovery
+    Endpoint* endpoint;  // null: discovery, or Raft when `raft`
+    bool raft = false;
     natsSubscription* sub = nullptr;
+  };
+  // A write proposed here, answered when its entry is applied.
+  struct Proposal {
+    std::unique_ptr<Work> work;
+    int64_t deadline_ms = 0;
+  };
+  // Linearizable reads waiting for their read index to be applied.
+  struct ReadBatch {
+    uint64_t index = 0;
+    std::vector<std::unique_ptr<Work>> works;
   };
 
   natsConnection* nc = nullptr;
@@ -152,18 +209,61 @@ struct Node::Impl {
   int64_t next_watch_tick_ms = 0;
   int64_t next_progress_ms = 0;
 
+  // Raft (engine thread only).
+  std::unique_ptr<raft::SqliteRaftStorage> raft_storage;
+  std::unique_ptr<raft::Raft> raft;
+  std::string raft_subject;
+  std::map<raft::NodeId, std::string> member_names;
+  bool leader = false;
+  int64_t next_tick_ms = 0;
+  uint64_t applied_index = 0;  // the last log entry applied (no-ops included)
+  uint64_t snapshot_index = 0;
+  uint64_t proposal_seq = 0;
+  std::map<uint64_t, Proposal> proposals;
+  // Requests for the leader while there is none, until their deadline.
+  std::vector<std::unique_ptr<Work>> waiting_for_leader;
+  uint64_t read_seq = 0;
+  std::vector<std::unique_ptr<Work>> reads_to_confirm;                         // this turn's
+  std::map<std::string, std::vector<std::unique_ptr<Work>>> reads_confirming;  // by ctx
+  std::vector<ReadBatch> reads_confirmed;
+
   Status Init(natsConnection* connection, const NodeOptions& opts, natsConnection* events_nc);
+  Status InitRaft();
   Status Subscribe();
   void AddEndpoint(const std::string& name, const std::string& suffix, bool queue,
                    EndpointKind kind, const ProtobufCMessageDescriptor* request);
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
   void Receive(Endpoint* endpoint, natsMsg* msg);
+  void ReceiveRaft(natsMsg* msg);
   void Enqueue(std::unique_ptr<Work> work);
   void Loop();
   void Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
+  void HandleLocal(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   void HandleWrite(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
+  void HandleMembership(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
+  void Forward(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   Result<WriteRequest> DecodeWrite(const Work& work);
+  void Propose(const WriteRequest& request);
   void Timers();
+  void Tick();
+  void ConfirmReads(std::vector<PendingReply>* replies);
+  void ServeConfirmedReads(std::vector<PendingReply>* replies);
+  void RetryWaiting(std::vector<PendingReply>* replies);
+  void ProcessReady(std::vector<PendingReply>* replies);
+  void ApplyEntry(const raft::Entry& entry, std::vector<PendingReply>* replies);
+  void ApplyConfChange(const raft::Entry& entry, std::vector<PendingReply>* replies);
+  void BecameLeader(bool now_leader);
+  void MaybeCompactLog();
+  struct MemberInfo {
+    raft::NodeId id;
+    std::string name;
+    bool learner;
+  };
+  std::vector<MemberInfo> Members() const;
+  Natcd__V1__Member** MembersProto(size_t* n, ProtoArena* arena) const;
+  PendingReply ErrorReply(std::unique_ptr<Work> work, const Status& status, bool is_write);
+  PendingReply WriteReply(std::unique_ptr<Work> work, const Result<WriteResponse>& response,
+                          const std::string& request_id, int64_t request_expires_ms);
   void Finish(PendingReply& reply);
 };
 
@@ -178,8 +278,8 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
   rng.seed(options.engine.seed ^ 0x6e617463ull);
   header.member_id = options.member_id ? options.member_id : Fnv1a(options.name);
   header.cluster_id =
-      options.cluster_id ? options.cluster_id : Fnv1a(options.prefix + "/" + options.name);
-  header.raft_term = 1;
+      options.cluster_id ? options.cluster_id : Fnv1a(options.prefix + "/" + options.cluster_name);
+  if (options.initial_cluster.empty()) options.initial_cluster = {options.name};
   identity.id = options.instance_id;
   if (identity.id.empty()) {
     static constexpr char kAlphabet[] =
@@ -193,9 +293,9 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
   Result<std::unique_ptr<Engine>> opened = Engine::Open(options.engine);
   if (!opened.ok()) return opened.status();
   engine = std::move(opened).value();
-  // The only member decides lease expiry. Every lease gets its remaining
-  // TTL again: its holder could not renew it while natcd was down.
-  engine->PromoteLeases(0);
+  // Leases expire only on the leader: none until this member leads.
+  engine->DemoteLeases();
+  NATCD_RETURN_IF_ERROR(InitRaft());
 
   WatchStreamOptions stream_options;
   stream_options.window_messages = options.watch_window_messages;
@@ -253,6 +353,52 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
   return Subscribe();
 }
 
+Status Node::Impl::InitRaft() {
+  for (const std::string& name : options.initial_cluster) member_names[Fnv1a(name)] = name;
+  Result<std::unique_ptr<raft::SqliteRaftStorage>> storage =
+      raft::SqliteRaftStorage::Open(&engine->backend());
+  if (!storage.ok()) return storage.status();
+  raft_storage = std::move(storage).value();
+  bool founding = member_names.count(header.member_id) > 0;
+  if (!raft_storage->Initialized() && founding) {
+    // Every founding member starts from the same snapshot at index 1 that
+    // names the voters, so they agree on the configuration before any
+    // entry. A member added later starts empty and gets everything from
+    // the leader.
+    raft::SnapshotMeta boot;
+    boot.index = 1;
+    boot.term = 1;
+    for (const auto& [id, name] : member_names) boot.conf_state.voters.push_back(id);
+    NATCD_RETURN_IF_ERROR(raft_storage->ApplySnapshot(boot));
+    NATCD_RETURN_IF_ERROR(raft_storage->SetHardState(raft::HardState{1, raft::kNoNode, 1}));
+    NATCD_RETURN_IF_ERROR(engine->Commit());
+  }
+  raft::Config cfg;
+  cfg.id = header.member_id;
+  cfg.heartbeat_tick = 1;
+  cfg.election_tick = static_cast<int>(
+      std::max<int64_t>(2, options.election_timeout_ms / options.heartbeat_interval_ms));
+  cfg.storage = raft_storage.get();
+  // Raft hands back every entry after its snapshot; the engine skips those
+  // it already holds (AlreadyApplied), but membership changes among them
+  // are re-applied to Raft.
+  cfg.applied = raft_storage->GetSnapshot().value().meta.index;
+  cfg.max_size_per_msg = 512 * 1024;
+  cfg.max_inflight_msgs = 256;
+  cfg.seed = rng();
+  Result<std::unique_ptr<raft::Raft>> created = raft::Raft::Create(cfg);
+  if (!created.ok()) return created.status();
+  raft = std::move(created).value();
+  applied_index = cfg.applied;
+  snapshot_index = cfg.applied;
+  raft_subject = RaftSubject(options.prefix, options.cluster_name, header.member_id);
+  header.raft_term = raft->term();
+  // The only voter need not wait for an election timeout.
+  raft::ConfState cs = raft->conf_state();
+  if (cs.voters.size() == 1 && cs.voters[0] == header.member_id) (void)raft->Campaign();
+  return Status::OK();
+}
+
 void Node::Impl::AddEndpoint(const std::string& name, const std::string& suffix, bool queue,
                              EndpointKind kind, const ProtobufCMessageDescriptor* request) {
   endpoints.push_back(std::make_unique<Endpoint>(name, options.prefix + "." + suffix,
@@ -280,6 +426,26 @@ Status Node::Impl::Subscribe() {
   };
   for (auto& endpoint : endpoints) {
     NATCD_RETURN_IF_ERROR(subscribe(endpoint->subject(), endpoint->queue_group(), endpoint.get()));
+    // Requests other members hand to this one as their leader.
+    if (LeaderOnly(endpoint->kind())) {
+      std::string suffix(RequestSuffix(endpoint->subject(), options.prefix));
+      NATCD_RETURN_IF_ERROR(
+          subscribe(ForwardPrefix(options.prefix, header.member_id) + suffix, "", endpoint.get()));
+    }
+  }
+  {
+    auto subscription = std::make_unique<Subscription>(Subscription{this, nullptr, true});
+    natsStatus s = natsConnection_Subscribe(&subscription->sub, nc, raft_subject.c_str(),
+                                            &Impl::OnMessage, subscription.get());
+    if (s == NATS_OK) {
+      s = natsSubscription_SetPendingLimits(subscription->sub, kSubscriptionPendingMsgs,
+                                            kSubscriptionPendingBytes);
+    }
+    if (s != NATS_OK) {
+      return Status::Unavailable("ErrNats",
+                                 "subscribe " + raft_subject + ": " + natsStatus_GetText(s));
+    }
+    subscriptions.push_back(std::move(subscription));
   }
   for (const std::string& subject : DiscoverySubjects(identity)) {
     NATCD_RETURN_IF_ERROR(subscribe(subject, "", nullptr));
@@ -294,7 +460,23 @@ Status Node::Impl::Subscribe() {
 
 void Node::Impl::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
   auto* subscription = static_cast<Subscription*>(closure);
-  subscription->impl->Receive(subscription->endpoint, msg);
+  if (subscription->raft) {
+    subscription->impl->ReceiveRaft(msg);
+  } else {
+    subscription->impl->Receive(subscription->endpoint, msg);
+  }
+}
+
+void Node::Impl::ReceiveRaft(natsMsg* msg) {
+  auto work = std::make_unique<Work>();
+  work->notice = Work::Notice::kRaft;
+  Status s = DecodeRaftMessage(
+      std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))),
+      &work->raft_message);
+  natsMsg_Destroy(msg);
+  // Garbage on the Raft subject is dropped: Raft recovers from lost messages.
+  if (!s.ok() || !accepting.load()) return;
+  Enqueue(std::move(work));
 }
 
 void Node::Impl::Receive(Endpoint* endpoint, natsMsg* msg) {
@@ -313,6 +495,7 @@ void Node::Impl::Receive(Endpoint* endpoint, natsMsg* msg) {
   work->endpoint = endpoint;
   work->msg = msg;
   work->received_ns = NowNs();
+  work->hops = ForwardHops(msg);
   const char* value = nullptr;
   if (natsMsgHeader_Get(msg, kContentTypeHeader, &value) == NATS_OK && value != nullptr) {
     // "application/json", optionally with parameters ("; charset=utf-8").
@@ -411,60 +594,38 @@ Result<WriteRequest> Node::Impl::DecodeWrite(const Work& work) {
   }
 }
 
-void Node::Impl::HandleWrite(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
+PendingReply Node::Impl::ErrorReply(std::unique_ptr<Work> work, const Status& status,
+                                    bool is_write) {
+  PendingReply reply;
+  reply.is_write = is_write;
+  reply.is_error = true;
+  reply.error = ToServiceError(status);
+  reply.work = std::move(work);
+  return reply;
+}
+
+// The reply to a write whose entry was applied here, and the outcome every
+// member remembers under its request id.
+PendingReply Node::Impl::WriteReply(std::unique_ptr<Work> work,
+                                    const Result<WriteResponse>& response,
+                                    const std::string& request_id, int64_t request_expires_ms) {
   PendingReply reply;
   reply.is_write = true;
-  const EndpointKind kind = work->endpoint->kind();
-  if (!work->request_id.empty()) {
-    if (const std::string* outcome = engine->FindRequest(work->request_id)) {
-      // A retry: answer what the first attempt got, apply nothing.
-      if ((*outcome)[0] == 'E') {
-        reply.is_error = true;
-        reply.error.code = std::stoi(outcome->substr(1, 3));
-        reply.error.text = outcome->substr(4);
-      } else if (work->json) {
-        UniqueMessage message;
-        Status s = DecodeMessage(ResponseDescriptor(kind), std::string_view(*outcome).substr(1),
-                                 false, &message);
-        if (s.ok()) {
-          reply.body = MessageToJson(message.get());
-        } else {
-          reply.is_error = true;
-          reply.error = ToServiceError(Status::Internal("remembered response does not decode"));
-        }
-      } else {
-        reply.body = outcome->substr(1);
-      }
-      reply.work = std::move(work);
-      replies->push_back(std::move(reply));
-      return;
-    }
-  }
-  Result<WriteRequest> request = DecodeWrite(*work);
-  Status status = request.status();
   std::string binary;
-  if (status.ok()) {
-    engine->Prepare(&request.value());
-    Result<WriteResponse> response = engine->Apply(request.value());
-    status = response.status();
-    if (status.ok()) {
-      ProtoArena arena;
-      const ProtobufCMessage* message = ToProto(response.value(), header, &arena);
-      binary = EncodeMessage(message, false);
-      reply.body = work->json ? EncodeMessage(message, true) : binary;
-    }
-  }
-  if (!status.ok()) {
+  if (response.ok()) {
+    ProtoArena arena;
+    const ProtobufCMessage* message = ToProto(response.value(), header, &arena);
+    binary = EncodeMessage(message, false);
+    if (work != nullptr) reply.body = work->json ? EncodeMessage(message, true) : binary;
+  } else {
     reply.is_error = true;
-    reply.error = ToServiceError(status);
+    reply.error = ToServiceError(response.status());
   }
   // Remember the outcome of what was applied (a deterministic error
   // included), never that of a request the engine could not process.
-  bool engine_failed = !engine->health().ok();
-  if (!work->request_id.empty() && !engine_failed) {
-    int64_t expires = options.engine.clock->RealtimeMs() + options.request_id_window_ms;
+  if (!request_id.empty() && engine->health().ok()) {
     Status s = engine->RememberRequest(
-        work->request_id, expires,
+        request_id, request_expires_ms,
         reply.is_error ? OutcomeOfError(reply.error) : OutcomeOfResponse(binary));
     if (!s.ok()) {
       reply.is_error = true;
@@ -472,25 +633,151 @@ void Node::Impl::HandleWrite(std::unique_ptr<Work> work, std::vector<PendingRepl
     }
   }
   reply.work = std::move(work);
-  replies->push_back(std::move(reply));
+  return reply;
+}
+
+// The answer remembered for a request id (a retry), or nullopt.
+static std::optional<PendingReply> RememberedReply(Engine& engine, const std::string& request_id,
+                                                   std::unique_ptr<Work>& work) {
+  if (request_id.empty()) return std::nullopt;
+  const std::string* outcome = engine.FindRequest(request_id);
+  if (outcome == nullptr) return std::nullopt;
+  PendingReply reply;
+  reply.is_write = true;
+  if ((*outcome)[0] == 'E') {
+    reply.is_error = true;
+    reply.error.code = std::stoi(outcome->substr(1, 3));
+    reply.error.text = outcome->substr(4);
+  } else if (work != nullptr && work->json) {
+    UniqueMessage message;
+    Status s = DecodeMessage(ResponseDescriptor(work->endpoint->kind()),
+                             std::string_view(*outcome).substr(1), false, &message);
+    if (s.ok()) {
+      reply.body = MessageToJson(message.get());
+    } else {
+      reply.is_error = true;
+      reply.error = ToServiceError(Status::Internal("remembered response does not decode"));
+    }
+  } else {
+    reply.body = outcome->substr(1);
+  }
+  reply.work = std::move(work);
+  return reply;
+}
+
+// On the leader: the write becomes a log entry; the reply waits for it to
+// be applied (ApplyEntry).
+void Node::Impl::HandleWrite(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
+  // A retry of a write already applied: answer what the first attempt got.
+  if (auto remembered = RememberedReply(*engine, work->request_id, work)) {
+    replies->push_back(std::move(*remembered));
+    return;
+  }
+  Result<WriteRequest> request = DecodeWrite(*work);
+  if (!request.ok()) {
+    replies->push_back(ErrorReply(std::move(work), request.status(), true));
+    return;
+  }
+  engine->Prepare(&request.value());
+  LogCommand command;
+  command.request = std::move(request).value();
+  command.origin_member = header.member_id;
+  command.origin_seq = ++proposal_seq;
+  command.request_id = work->request_id;
+  command.request_expires_ms = options.engine.clock->RealtimeMs() + options.request_id_window_ms;
+  // Puts, deletes and txns travel as the client's own request (in binary);
+  // the others are small and rebuilt from their values.
+  std::string proto;
+  const EndpointKind kind = work->endpoint->kind();
+  bool as_proto = kind == EndpointKind::kPut || kind == EndpointKind::kDeleteRange ||
+                  kind == EndpointKind::kTxn;
+  if (as_proto) proto = EncodeMessage(work->body.get(), false);
+  Result<std::string> bytes = EncodeLogCommand(command, as_proto ? &proto : nullptr);
+  Status s = bytes.status();
+  if (s.ok()) s = raft->Propose(std::move(bytes).value());
+  if (!s.ok()) {
+    replies->push_back(
+        ErrorReply(std::move(work), s.name() == "ErrProposalDropped" ? NoLeader() : s, true));
+    return;
+  }
+  int64_t deadline = options.engine.clock->MonotonicMs() + options.request_timeout_ms;
+  proposals.emplace(command.origin_seq, Proposal{std::move(work), deadline});
+}
+
+// A write the leader proposes itself (lease expiry, checkpoints,
+// compaction): nobody waits for its answer.
+void Node::Impl::Propose(const WriteRequest& request) {
+  LogCommand command;
+  command.request = request;
+  Result<std::string> bytes = EncodeLogCommand(command);
+  if (bytes.ok()) (void)raft->Propose(std::move(bytes).value());
+}
+
+void Node::Impl::Forward(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
+  raft::NodeId lead = raft->lead();
+  if (lead == raft::kNoNode) {
+    // Held until a leader is known or the request times out.
+    waiting_for_leader.push_back(std::move(work));
+    return;
+  }
+  if (work->hops + 1 >= kMaxForwardHops) {
+    replies->push_back(ErrorReply(std::move(work), NoLeader(), false));
+    return;
+  }
+  std::string suffix(RequestSuffix(natsMsg_GetSubject(work->msg), options.prefix));
+  natsStatus s =
+      ForwardRequest(nc, work->msg, ForwardPrefix(options.prefix, lead) + suffix, work->hops + 1);
+  if (s != NATS_OK) {
+    replies->push_back(ErrorReply(
+        std::move(work),
+        Status::Unavailable("ErrNats", std::string("forward: ") + natsStatus_GetText(s)), false));
+  }
+  // Else the leader answers the client directly.
 }
 
 void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
-  if (work->notice == Work::Notice::kDisconnected) {
-    engine->DemoteLeases();
-    leases_paused = true;
-    return;
-  }
-  if (work->notice == Work::Notice::kReconnected) {
-    engine->PromoteLeases(0);
-    leases_paused = false;
-    return;
+  switch (work->notice) {
+    case Work::Notice::kRaft:
+      (void)raft->Step(std::move(work->raft_message));
+      return;
+    case Work::Notice::kDisconnected:
+      engine->DemoteLeases();
+      leases_paused = true;
+      return;
+    case Work::Notice::kReconnected:
+      // Every lease gets its remaining TTL again: its holder could not
+      // renew it while this member was cut off.
+      if (leader) engine->PromoteLeases(0);
+      leases_paused = false;
+      return;
+    case Work::Notice::kNone:
+      break;
   }
   const EndpointKind kind = work->endpoint->kind();
+  if (LeaderOnly(kind) && !leader) {
+    Forward(std::move(work), replies);
+    return;
+  }
   if (IsWrite(kind)) {
     HandleWrite(std::move(work), replies);
     return;
   }
+  if (IsMembershipChange(kind)) {
+    HandleMembership(std::move(work), replies);
+    return;
+  }
+  if (kind == EndpointKind::kRange &&
+      !reinterpret_cast<const Natcd__V1__RangeRequest*>(work->body.get())->serializable) {
+    // Linearizable: served once this member has applied everything the
+    // leader had committed when the read arrived (ReadIndex).
+    reads_to_confirm.push_back(std::move(work));
+    return;
+  }
+  HandleLocal(std::move(work), replies);
+}
+
+void Node::Impl::HandleLocal(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
+  const EndpointKind kind = work->endpoint->kind();
   PendingReply reply;
   const bool json = work->json;
   ProtoArena arena;
@@ -630,10 +917,12 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
       Result<int64_t> size = engine->DatabaseSizeBytes();
       response.dbsize = size.ok() ? *size : 0;
       response.dbsizeinuse = response.dbsize;
-      response.leader = header.member_id;
-      response.raftindex = engine->applied_index();
-      response.raftappliedindex = engine->applied_index();
-      response.raftterm = header.raft_term;
+      response.leader = raft->lead();
+      response.raftindex = raft->last_index();
+      response.raftappliedindex = applied_index;
+      response.raftterm = raft->term();
+      raft::ConfState cs = raft->conf_state();
+      response.islearner = std::count(cs.learners.begin(), cs.learners.end(), header.member_id) > 0;
       ok(&response.base);
       break;
     }
@@ -641,23 +930,10 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
       Natcd__V1__MemberListResponse response;
       natcd__v1__member_list_response__init(&response);
       response.header = ToProto(now, header, &arena);
-      Natcd__V1__Member member;
-      natcd__v1__member__init(&member);
-      member.id = header.member_id;
-      member.name = const_cast<char*>(options.name.c_str());
-      Natcd__V1__Member* members[] = {&member};
-      response.n_members = 1;
-      response.members = members;
+      response.members = MembersProto(&response.n_members, &arena);
       ok(&response.base);
       break;
     }
-    case EndpointKind::kMemberAdd:
-    case EndpointKind::kMemberRemove:
-    case EndpointKind::kMemberPromote:
-      fail(Status::Unavailable("ErrUnsupported",
-                               "membership changes need a replicated cluster; this natcd is a "
-                               "single member"));
-      break;
     default:
       fail(Status::Internal("unhandled endpoint " + work->endpoint->name()));
   }
@@ -677,23 +953,139 @@ void Node::Impl::Finish(PendingReply& reply) {
   }
 }
 
+std::vector<Node::Impl::MemberInfo> Node::Impl::Members() const {
+  std::vector<MemberInfo> out;
+  raft::ConfState cs = raft->conf_state();
+  auto add = [&](raft::NodeId id, bool learner) {
+    auto it = member_names.find(id);
+    out.push_back(MemberInfo{id, it != member_names.end() ? it->second : MemberHex(id), learner});
+  };
+  for (raft::NodeId id : cs.voters) add(id, false);
+  for (raft::NodeId id : cs.learners) add(id, true);
+  return out;
+}
+
+Natcd__V1__Member** Node::Impl::MembersProto(size_t* n, ProtoArena* arena) const {
+  std::vector<MemberInfo> members = Members();
+  *n = members.size();
+  Natcd__V1__Member** out = arena->Array<Natcd__V1__Member>(members.size());
+  for (size_t i = 0; i < members.size(); i++) {
+    Natcd__V1__Member* m = arena->New(natcd__v1__member__init);
+    m->id = members[i].id;
+    auto* name = arena->New<std::string>([](std::string*) {});
+    *name = members[i].name;
+    m->name = const_cast<char*>(name->c_str());
+    auto* peer = arena->New<std::string>([](std::string*) {});
+    *peer = RaftSubject(options.prefix, options.cluster_name, members[i].id);
+    char** urls = arena->Array<char>(1);
+    urls[0] = const_cast<char*>(peer->c_str());
+    m->n_peerurls = 1;
+    m->peerurls = urls;
+    m->islearner = members[i].learner;
+    out[i] = m;
+  }
+  return out;
+}
+
+void Node::Impl::HandleMembership(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
+  const ProtobufCMessage* body = work->body.get();
+  raft::ConfChange cc;
+  std::string name;
+  raft::ConfState cs = raft->conf_state();
+  auto is_in = [](const std::vector<raft::NodeId>& ids, raft::NodeId id) {
+    return std::count(ids.begin(), ids.end(), id) > 0;
+  };
+  switch (work->endpoint->kind()) {
+    case EndpointKind::kMemberAdd: {
+      auto* in = reinterpret_cast<const Natcd__V1__MemberAddRequest*>(body);
+      name = in->name ? in->name : "";
+      if (name.empty()) {
+        replies->push_back(ErrorReply(
+            std::move(work), Status::InvalidArgument("ErrInvalidArgument", "member name required"),
+            false));
+        return;
+      }
+      cc.node_id = Fnv1a(name);
+      if (is_in(cs.voters, cc.node_id) || is_in(cs.learners, cc.node_id)) {
+        replies->push_back(ErrorReply(
+            std::move(work),
+            Status::InvalidArgument("ErrMemberExist", "etcdserver: member ID already exist"),
+            false));
+        return;
+      }
+      cc.type =
+          in->islearner ? raft::ConfChangeType::kAddLearnerNode : raft::ConfChangeType::kAddNode;
+      break;
+    }
+    case EndpointKind::kMemberRemove: {
+      cc.node_id = reinterpret_cast<const Natcd__V1__MemberRemoveRequest*>(body)->id;
+      if (!is_in(cs.voters, cc.node_id) && !is_in(cs.learners, cc.node_id)) {
+        replies->push_back(ErrorReply(
+            std::move(work), Status::NotFound("ErrMemberNotFound", "etcdserver: member not found"),
+            false));
+        return;
+      }
+      cc.type = raft::ConfChangeType::kRemoveNode;
+      break;
+    }
+    default: {
+      cc.node_id = reinterpret_cast<const Natcd__V1__MemberPromoteRequest*>(body)->id;
+      if (!is_in(cs.learners, cc.node_id)) {
+        replies->push_back(
+            ErrorReply(std::move(work),
+                       Status::InvalidArgument("ErrMemberNotLearner",
+                                               "etcdserver: can only promote a learner member"),
+                       false));
+        return;
+      }
+      // etcd's rule: only a learner that has caught up may vote.
+      const raft::Progress* pr = raft->progress(cc.node_id);
+      if (pr == nullptr || pr->match + 100 < raft->committed()) {
+        replies->push_back(ErrorReply(
+            std::move(work),
+            Status::InvalidArgument("ErrLearnerNotReady",
+                                    "etcdserver: can only promote a learner member which is in "
+                                    "sync with leader"),
+            false));
+        return;
+      }
+      cc.type = raft::ConfChangeType::kAddNode;
+      break;
+    }
+  }
+  uint64_t seq = ++proposal_seq;
+  cc.context = ConfChangeContext(header.member_id, seq, name);
+  Status s = raft->ProposeConfChange(cc);
+  if (!s.ok()) {
+    replies->push_back(
+        ErrorReply(std::move(work),
+                   Status::Unavailable("ErrProposalDropped",
+                                       "etcdserver: another membership change is in progress"),
+                   false));
+    return;
+  }
+  int64_t deadline = options.engine.clock->MonotonicMs() + options.request_timeout_ms;
+  proposals.emplace(seq, Proposal{std::move(work), deadline});
+}
+
 void Node::Impl::Timers() {
   const int64_t now = options.engine.clock->MonotonicMs();
-  if (!leases_paused && now >= next_lease_check_ms) {
+  // Lease expiry, checkpoints and compaction are decided by the leader and
+  // replicated as entries, so every member deletes the same keys at the
+  // same revision.
+  if (leader && !leases_paused && now >= next_lease_check_ms) {
     next_lease_check_ms = now + options.lease_check_interval_ms;
-    if (std::optional<LeaseExpireRequest> due = engine->ExpiredLeases()) {
-      (void)engine->Apply(*due);  // a failure stops the engine; health() says why
-    }
+    if (std::optional<LeaseExpireRequest> due = engine->ExpiredLeases()) Propose(*due);
   }
-  if (!leases_paused && now >= next_checkpoint_ms) {
+  if (leader && !leases_paused && now >= next_checkpoint_ms) {
     next_checkpoint_ms = now + options.lease_checkpoint_interval_ms;
-    if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints()) {
-      (void)engine->Apply(*due);
-    }
+    if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints()) Propose(*due);
   }
-  if (std::optional<int64_t> due =
-          compactor->Due(now, engine->revision(), engine->CompactRevision())) {
-    (void)engine->Apply(CompactionRequest{*due, false});
+  if (leader) {
+    if (std::optional<int64_t> due =
+            compactor->Due(now, engine->revision(), engine->CompactRevision())) {
+      Propose(CompactionRequest{*due, false});
+    }
   }
   if (now >= next_watch_tick_ms) {
     // Often enough for both the heartbeat and the ack timeout (either may be
@@ -709,6 +1101,253 @@ void Node::Impl::Timers() {
   }
 }
 
+void Node::Impl::Tick() {
+  const int64_t now = options.engine.clock->MonotonicMs();
+  if (next_tick_ms == 0) next_tick_ms = now + options.heartbeat_interval_ms;
+  // A loop turn that took longer than a tick catches up (bounded: a long
+  // stall must not become a burst of elections).
+  for (int i = 0; i < 3 && now >= next_tick_ms; i++) {
+    raft->Tick();
+    next_tick_ms += options.heartbeat_interval_ms;
+  }
+  if (now >= next_tick_ms) next_tick_ms = now + options.heartbeat_interval_ms;
+}
+
+void Node::Impl::ConfirmReads(std::vector<PendingReply>* replies) {
+  if (reads_to_confirm.empty()) return;
+  std::string ctx = std::to_string(header.member_id) + "/" + std::to_string(++read_seq);
+  Status s = raft->ReadIndex(ctx);
+  if (!s.ok()) {
+    for (auto& work : reads_to_confirm) {
+      if (raft->lead() == raft::kNoNode) {
+        waiting_for_leader.push_back(std::move(work));
+      } else {
+        replies->push_back(ErrorReply(std::move(work), s, false));
+      }
+    }
+    reads_to_confirm.clear();
+    return;
+  }
+  reads_confirming[ctx] = std::move(reads_to_confirm);
+  reads_to_confirm.clear();
+}
+
+void Node::Impl::ServeConfirmedReads(std::vector<PendingReply>* replies) {
+  auto it = reads_confirmed.begin();
+  while (it != reads_confirmed.end()) {
+    if (it->index > applied_index) {
+      ++it;
+      continue;
+    }
+    for (auto& work : it->works) HandleLocal(std::move(work), replies);
+    it = reads_confirmed.erase(it);
+  }
+}
+
+void Node::Impl::RetryWaiting(std::vector<PendingReply>* replies) {
+  const int64_t now_ms = options.engine.clock->MonotonicMs();
+  const int64_t now_ns = NowNs();
+  if (!waiting_for_leader.empty() && raft->lead() != raft::kNoNode) {
+    std::vector<std::unique_ptr<Work>> waiting = std::move(waiting_for_leader);
+    waiting_for_leader.clear();
+    for (auto& work : waiting) Handle(std::move(work), replies);
+  }
+  auto expired = [&](const Work& w) {
+    return now_ns - w.received_ns > options.request_timeout_ms * 1'000'000;
+  };
+  auto it = waiting_for_leader.begin();
+  while (it != waiting_for_leader.end()) {
+    if (expired(**it)) {
+      replies->push_back(ErrorReply(std::move(*it), NoLeader(), false));
+      it = waiting_for_leader.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto p = proposals.begin(); p != proposals.end();) {
+    if (now_ms >= p->second.deadline_ms) {
+      replies->push_back(ErrorReply(std::move(p->second.work), RequestTimedOut(), true));
+      p = proposals.erase(p);
+    } else {
+      ++p;
+    }
+  }
+}
+
+void Node::Impl::ApplyConfChange(const raft::Entry& entry, std::vector<PendingReply>* replies) {
+  raft::ConfChange cc;
+  if (!raft::DecodeConfChange(entry.data, &cc)) return;
+  raft->ApplyConfChange(cc);
+  uint64_t origin = 0, seq = 0;
+  std::string name;
+  ParseConfChangeContext(cc.context, &origin, &seq, &name);
+  if (!name.empty()) member_names[cc.node_id] = name;
+  if (origin != header.member_id) return;
+  auto p = proposals.find(seq);
+  if (p == proposals.end()) return;
+  std::unique_ptr<Work> work = std::move(p->second.work);
+  proposals.erase(p);
+  PendingReply reply;
+  ProtoArena arena;
+  ResponseHeader now;
+  now.revision = engine->revision();
+  Natcd__V1__ResponseHeader* h = ToProto(now, header, &arena);
+  switch (work->endpoint->kind()) {
+    case EndpointKind::kMemberAdd: {
+      Natcd__V1__MemberAddResponse r;
+      natcd__v1__member_add_response__init(&r);
+      r.header = h;
+      r.members = MembersProto(&r.n_members, &arena);
+      for (size_t i = 0; i < r.n_members; i++) {
+        if (r.members[i]->id == cc.node_id) r.member = r.members[i];
+      }
+      reply.body = EncodeMessage(&r.base, work->json);
+      break;
+    }
+    case EndpointKind::kMemberRemove: {
+      Natcd__V1__MemberRemoveResponse r;
+      natcd__v1__member_remove_response__init(&r);
+      r.header = h;
+      r.members = MembersProto(&r.n_members, &arena);
+      reply.body = EncodeMessage(&r.base, work->json);
+      break;
+    }
+    default: {
+      Natcd__V1__MemberPromoteResponse r;
+      natcd__v1__member_promote_response__init(&r);
+      r.header = h;
+      r.members = MembersProto(&r.n_members, &arena);
+      reply.body = EncodeMessage(&r.base, work->json);
+      break;
+    }
+  }
+  reply.work = std::move(work);
+  replies->push_back(std::move(reply));
+}
+
+void Node::Impl::ApplyEntry(const raft::Entry& entry, std::vector<PendingReply>* replies) {
+  if (entry.type == raft::EntryType::kConfChange) {
+    ApplyConfChange(entry, replies);
+    return;
+  }
+  if (entry.data.empty() || engine->AlreadyApplied(entry.index)) return;
+  LogCommand command;
+  Status s = DecodeLogCommand(entry.data, &command);
+  if (!s.ok()) {
+    // Only natcd writes entries: this is a bug or a corrupt log. Skipping
+    // keeps every member identical (they all skip it).
+    fprintf(stderr, "natcd: log entry %llu does not decode: %s\n",
+            static_cast<unsigned long long>(entry.index), s.ToString().c_str());
+    return;
+  }
+  std::unique_ptr<Work> work;
+  if (command.origin_member == header.member_id) {
+    auto p = proposals.find(command.origin_seq);
+    if (p != proposals.end()) {
+      work = std::move(p->second.work);
+      proposals.erase(p);
+    }
+  }
+  // The same request id proposed twice (a retry raced the first attempt):
+  // applied once, on every member alike.
+  if (!command.request_id.empty() && engine->FindRequest(command.request_id) != nullptr) {
+    if (work != nullptr) {
+      if (auto remembered = RememberedReply(*engine, command.request_id, work)) {
+        replies->push_back(std::move(*remembered));
+      }
+    }
+    return;
+  }
+  Result<WriteResponse> response = engine->Apply(command.request, entry.index);
+  // The leader's own entries (expiry, checkpoints, compaction) have no
+  // client and no request id: nothing to answer or remember.
+  if (work == nullptr && command.request_id.empty()) return;
+  PendingReply reply =
+      WriteReply(std::move(work), response, command.request_id, command.request_expires_ms);
+  if (reply.work != nullptr) replies->push_back(std::move(reply));
+}
+
+void Node::Impl::BecameLeader(bool now_leader) {
+  if (now_leader == leader) return;
+  leader = now_leader;
+  if (leader) {
+    // Every lease gets its remaining TTL plus an election timeout: its
+    // holder may have been renewing with the old leader until just now.
+    raft::ConfState cs = raft->conf_state();
+    engine->PromoteLeases(cs.voters.size() > 1 ? options.election_timeout_ms : 0);
+  } else {
+    engine->DemoteLeases();
+  }
+}
+
+void Node::Impl::MaybeCompactLog() {
+  if (applied_index < snapshot_index + options.snapshot_entries) return;
+  // The state machine's snapshot is the database itself: only record how
+  // far it is, and keep some entries for members a little behind.
+  raft::SnapshotMeta meta;
+  meta.index = applied_index;
+  meta.conf_state = raft->conf_state();
+  uint64_t compact_to = applied_index > options.snapshot_catchup_entries
+                            ? applied_index - options.snapshot_catchup_entries
+                            : 0;
+  Status s = raft_storage->CreateSnapshot(meta, compact_to);
+  if (s.ok()) snapshot_index = applied_index;
+}
+
+void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
+  for (int round = 0; round < 16 && raft->HasReady(); round++) {
+    raft::Ready rd = raft->GetReady();
+    Status s;
+    if (!rd.snapshot.empty()) {
+      // Installing a snapshot needs the leader's database (not shipped
+      // yet): refuse, so the leader keeps this member probing.
+      fprintf(stderr, "natcd: a snapshot at index %llu arrived; this member cannot install it\n",
+              static_cast<unsigned long long>(rd.snapshot.meta.index));
+    }
+    if (s.ok()) s = raft_storage->Append(rd.entries);
+    if (s.ok() && rd.hard_state) s = raft_storage->SetHardState(*rd.hard_state);
+    if (s.ok()) {
+      for (const raft::Entry& e : rd.committed_entries) {
+        ApplyEntry(e, replies);
+        applied_index = e.index;
+      }
+    }
+    // One fsync: the log entries, the hard state and the state they
+    // produced are durable before any message or reply depends on them.
+    if (s.ok()) s = engine->Commit();
+    if (!s.ok()) {
+      // The engine refuses everything from now on (health() says why);
+      // members elect another leader.
+      for (PendingReply& reply : *replies) {
+        if (reply.is_write && !reply.is_error) {
+          reply.is_error = true;
+          reply.error = ToServiceError(s);
+        }
+      }
+      return;
+    }
+    for (raft::Message& m : rd.messages) {
+      std::string bytes = EncodeRaftMessage(m);
+      std::string subject = RaftSubject(options.prefix, options.cluster_name, m.to);
+      if (natsConnection_Publish(nc, subject.c_str(), bytes.data(),
+                                 static_cast<int>(bytes.size())) != NATS_OK) {
+        raft->ReportUnreachable(m.to);
+      }
+    }
+    for (raft::ReadState& rs : rd.read_states) {
+      auto it = reads_confirming.find(rs.request_ctx);
+      if (it == reads_confirming.end()) continue;
+      reads_confirmed.push_back(ReadBatch{rs.index, std::move(it->second)});
+      reads_confirming.erase(it);
+    }
+    if (rd.soft_state) BecameLeader(rd.soft_state->role == raft::Role::kLeader);
+    raft->Advance(rd);
+  }
+  header.raft_term = raft->term();
+  ServeConfirmedReads(replies);
+  MaybeCompactLog();
+}
+
 void Node::Impl::Loop() {
   std::vector<PendingReply> replies;
   for (;;) {
@@ -717,13 +1356,19 @@ void Node::Impl::Loop() {
     {
       std::unique_lock<std::mutex> lock(mu);
       if (queue.empty() && !stopping) {
-        wake.wait_for(lock, std::chrono::milliseconds(more_sync ? 0 : kIdleWaitMs));
+        int64_t wait_ms = more_sync ? 0 : kIdleWaitMs;
+        wake.wait_for(lock, std::chrono::milliseconds(wait_ms));
       }
       batch.swap(queue);
       if (stopping && batch.empty()) break;
     }
     for (auto& work : batch) Handle(std::move(work), &replies);
+    ConfirmReads(&replies);
+    Tick();
     Timers();
+    RetryWaiting(&replies);
+    ProcessReady(&replies);
+    // Idle turns still remove compacted rows and expired request ids.
     Status committed = engine->Commit();
     for (PendingReply& reply : replies) {
       if (!committed.ok() && reply.is_write && !reply.is_error) {
@@ -733,15 +1378,43 @@ void Node::Impl::Loop() {
       Finish(reply);
     }
     replies.clear();
-    for (auto& events : engine->TakeCommittedEvents()) publisher->Enqueue(std::move(events));
+    // Only the leader publishes P.ev.*: one copy of each event.
+    for (auto& events : engine->TakeCommittedEvents()) {
+      if (leader) publisher->Enqueue(std::move(events));
+    }
     engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
     streams->Deliver();
   }
-  // Shutdown: every watch ends with a reason the client can act on.
+  // Shutdown: every watch ends with a reason the client can act on, and
+  // every request still waiting gets an answer.
+  std::vector<PendingReply> last;
+  for (auto& [seq, proposal] : proposals) {
+    last.push_back(ErrorReply(std::move(proposal.work),
+                              Status::Unavailable("ErrStopped", "etcdserver: server stopped"),
+                              true));
+  }
+  proposals.clear();
+  for (auto& work : waiting_for_leader) {
+    last.push_back(ErrorReply(
+        std::move(work), Status::Unavailable("ErrStopped", "etcdserver: server stopped"), false));
+  }
+  waiting_for_leader.clear();
+  auto stop_reads = [&](std::vector<std::unique_ptr<Work>>& works) {
+    for (auto& work : works) {
+      last.push_back(ErrorReply(
+          std::move(work), Status::Unavailable("ErrStopped", "etcdserver: server stopped"), false));
+    }
+  };
+  stop_reads(reads_to_confirm);
+  for (auto& [ctx, works] : reads_confirming) stop_reads(works);
+  for (auto& batch : reads_confirmed) stop_reads(batch.works);
+  for (PendingReply& reply : last) Finish(reply);
   engine->watches().CancelAll("server shutting down");
   streams->Deliver(/*ignore_window=*/true);  // the last message, even to a full window
   (void)engine->Commit();
-  for (auto& events : engine->TakeCommittedEvents()) publisher->Enqueue(std::move(events));
+  for (auto& events : engine->TakeCommittedEvents()) {
+    if (leader) publisher->Enqueue(std::move(events));
+  }
   publisher->Flush();
   natsConnection_FlushTimeout(nc, 1'000);
 }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "natcd/auto_compactor.h"
 #include "natcd/clock.h"
@@ -54,6 +55,25 @@ struct NodeOptions {
 
   int64_t lease_check_interval_ms = 100;
   int64_t lease_checkpoint_interval_ms = 5'000;
+
+  // The cluster (docs/PROTOCOL.md "Clusters"). Members exchange Raft
+  // messages on P.raft.<cluster_name>.<member id>. initial_cluster names
+  // every founding member (this one included); empty means a cluster of
+  // this member alone. A member not in initial_cluster starts empty and
+  // waits to be added (natcdctl member add) and caught up by the leader.
+  std::string cluster_name = "default";
+  std::vector<std::string> initial_cluster;
+  // etcd's --heartbeat-interval and --election-timeout.
+  int64_t heartbeat_interval_ms = 100;
+  int64_t election_timeout_ms = 1'000;
+  // A write not applied within this long is answered ErrTimeout (it may
+  // still be applied: retry with the same Natcd-Request-Id).
+  int64_t request_timeout_ms = 5'000;
+  // The Raft log is compacted every snapshot_entries applied entries,
+  // keeping snapshot_catchup_entries for members a little behind (etcd's
+  // --snapshot-count and its catch-up entries).
+  uint64_t snapshot_entries = 10'000;
+  uint64_t snapshot_catchup_entries = 5'000;
 };
 
 class Node {

@@ -182,13 +182,13 @@ Status DecodeRaftMessage(std::string_view bytes, raft::Message* out) {
   return Status::OK();
 }
 
-Result<std::string> EncodeLogCommand(const LogCommand& command, std::string_view request_proto) {
+Result<std::string> EncodeLogCommand(const LogCommand& command, const std::string* request_proto) {
   Natcd__V1__LogCommand m;
   natcd__v1__log_command__init(&m);
   std::string request;
-  if (!request_proto.empty()) {
+  if (request_proto != nullptr) {
     m.kind = KindOf(command.request);
-    request.assign(request_proto);
+    request = *request_proto;
   } else {
     NATCD_RETURN_IF_ERROR(EncodeRequest(command.request, &m.kind, &request));
   }

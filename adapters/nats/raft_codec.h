@@ -33,7 +33,7 @@ struct LogCommand {
 // expiry, lease checkpoints, and a lease grant).
 // Internal when a put, delete or txn comes without its proto.
 Result<std::string> EncodeLogCommand(const LogCommand& command,
-                                     std::string_view request_proto = {});
+                                     const std::string* request_proto = nullptr);
 Status DecodeLogCommand(std::string_view bytes, LogCommand* out);
 
 }  // namespace natcd::nats

@@ -46,6 +46,11 @@ struct Settings {
   int64_t watch_ack_timeout_ms = 15'000;
   int64_t watch_progress_interval_ms = 600'000;
   int64_t watch_queue_events = 10'000;
+  std::string cluster_name = "default";
+  std::string initial_cluster;
+  int64_t heartbeat_interval_ms = 100;
+  int64_t election_timeout_ms = 1'000;
+  int64_t snapshot_count = 10'000;
   std::string auto_compaction_mode = "off";
   int64_t auto_compaction_retention = 0;
   std::string log_level = "info";
@@ -176,6 +181,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"off", "revision", "periodic"}));
   add("--auto-compaction-retention", s.auto_compaction_retention, "NATCD_AUTO_COMPACTION_RETENTION",
       "revision mode: revisions to keep; periodic mode: seconds of history to keep");
+  add("--cluster-name", s.cluster_name, "NATCD_CLUSTER_NAME",
+      "the cluster's name: members talk on P.raft.<cluster-name>.<member>");
+  add("--initial-cluster", s.initial_cluster, "NATCD_INITIAL_CLUSTER",
+      "names of the founding members, comma-separated (this one included); empty: a cluster "
+      "of this member alone. A member started with a name not listed waits to be added "
+      "(natcdctl member add)");
+  add("--heartbeat-interval", s.heartbeat_interval_ms, "NATCD_HEARTBEAT_INTERVAL",
+      "Raft heartbeat interval (ms)");
+  add("--election-timeout", s.election_timeout_ms, "NATCD_ELECTION_TIMEOUT",
+      "Raft election timeout (ms)");
+  add("--snapshot-count", s.snapshot_count, "NATCD_SNAPSHOT_COUNT",
+      "applied entries between Raft log compactions");
   add("--log-level", s.log_level, "NATCD_LOG_LEVEL", "trace, debug, info, warn, error");
   bool config_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -255,6 +272,18 @@ int main(int argc, char** argv) {
       : s.auto_compaction_mode == "periodic" ? natcd::AutoCompactor::Mode::kPeriodic
                                              : natcd::AutoCompactor::Mode::kOff;
   options.auto_compaction_retention = s.auto_compaction_retention;
+  options.cluster_name = s.cluster_name;
+  for (size_t start = 0; start < s.initial_cluster.size();) {
+    size_t comma = s.initial_cluster.find(',', start);
+    if (comma == std::string::npos) comma = s.initial_cluster.size();
+    std::string member = s.initial_cluster.substr(start, comma - start);
+    if (!member.empty()) options.initial_cluster.push_back(member);
+    start = comma + 1;
+  }
+  options.heartbeat_interval_ms = s.heartbeat_interval_ms;
+  options.election_timeout_ms = s.election_timeout_ms;
+  options.snapshot_entries = static_cast<uint64_t>(s.snapshot_count);
+  options.snapshot_catchup_entries = static_cast<uint64_t>(s.snapshot_count / 2);
   auto node = natcd::nats::Node::Start(nc, options, events_nc);
   if (!node.ok()) {
     spdlog::error("start: {}", node.status().ToString());

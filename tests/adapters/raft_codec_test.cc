@@ -76,7 +76,7 @@ TEST(RaftCodec, ClientWriteTravelsAsItsProto) {
   command.origin_seq = 77;
   command.request_id = "req-1";
   command.request_expires_ms = 123456;
-  auto bytes = EncodeLogCommand(command, proto);
+  auto bytes = EncodeLogCommand(command, &proto);
   ASSERT_TRUE(bytes.ok());
   LogCommand back;
   ASSERT_TRUE(DecodeLogCommand(bytes.value(), &back).ok());

@@ -247,12 +247,15 @@ TEST_F(WireJsonTest, StatusAndMembers) {
   EXPECT_EQ(members.json["members"][0]["name"].text, "natcd-1");
   EXPECT_EQ(members.json["members"][0]["ID"].text, status.json["header"]["memberId"].text);
 
-  for (const char* call :
-       {"cluster.member.add", "cluster.member.remove", "cluster.member.promote"}) {
-    JsonReply r = CallJson(client_.get(), call, "{}");
-    EXPECT_EQ(r.reply.code, 503) << call;
-    EXPECT_NE(r.reply.error.find("ErrUnsupported"), std::string::npos) << r.reply.error;
-  }
+  // Refused before anything is proposed: no name, no such member, not a
+  // learner.
+  EXPECT_EQ(CallJson(client_.get(), "cluster.member.add", "{}").reply.code, 400);
+  EXPECT_EQ(CallJson(client_.get(), "cluster.member.remove", "{\"ID\": \"5\"}").reply.code, 400);
+  JsonReply promote = CallJson(client_.get(), "cluster.member.promote",
+                               "{\"ID\": \"" + status.json["header"]["memberId"].text + "\"}");
+  EXPECT_EQ(promote.reply.code, 400);
+  EXPECT_NE(promote.reply.error.find("ErrMemberNotLearner"), std::string::npos)
+      << promote.reply.error;
 }
 
 }  // namespace

@@ -509,20 +509,28 @@ TEST_F(WireProtoTest, StatusAndMembers) {
   EXPECT_STREQ(members->members[0]->name, "natcd-1");
   EXPECT_EQ(members->members[0]->id, s->header->member_id);
 
+  // Membership changes are checked before anything is proposed.
   Natcd__V1__MemberAddRequest add;
   natcd__v1__member_add_request__init(&add);
   WireReply added = client_->Call("cluster.member.add", &add.base);
-  EXPECT_EQ(added.code, 503);
-  EXPECT_NE(added.error.find("ErrUnsupported"), std::string::npos) << added.error;
+  EXPECT_EQ(added.code, 400);
+  EXPECT_NE(added.error.find("member name required"), std::string::npos) << added.error;
   EXPECT_TRUE(added.body.empty());
+  add.name = const_cast<char*>("natcd-1");
+  added = client_->Call("cluster.member.add", &add.base);
+  EXPECT_NE(added.error.find("ErrMemberExist"), std::string::npos) << added.error;
   Natcd__V1__MemberRemoveRequest remove;
   natcd__v1__member_remove_request__init(&remove);
   remove.id = 5;
-  EXPECT_EQ(client_->Call("cluster.member.remove", &remove.base).code, 503);
+  WireReply removed = client_->Call("cluster.member.remove", &remove.base);
+  EXPECT_EQ(removed.code, 400);
+  EXPECT_NE(removed.error.find("ErrMemberNotFound"), std::string::npos) << removed.error;
   Natcd__V1__MemberPromoteRequest promote;
   natcd__v1__member_promote_request__init(&promote);
-  promote.id = 5;
-  EXPECT_EQ(client_->Call("cluster.member.promote", &promote.base).code, 503);
+  promote.id = s->header->member_id;
+  WireReply promoted = client_->Call("cluster.member.promote", &promote.base);
+  EXPECT_EQ(promoted.code, 400);
+  EXPECT_NE(promoted.error.find("can only promote a learner"), std::string::npos) << promoted.error;
 }
 
 }  // namespace

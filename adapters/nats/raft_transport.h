@@ -1,0 +1,40 @@
+// Member-to-member traffic in a cluster, on the same NATS deployment as the
+// clients (no extra ports): Raft messages on P.raft.<cluster>.<member>, and
+// client requests a follower hands to the leader on P.fwd.<member>.<suffix>
+// (suffix = the endpoint's own, e.g. kv.put), keeping the client's reply
+// subject so the leader answers the client directly.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "raft/types.h"
+
+namespace natcd::nats {
+
+// Carries how many members a request has passed through: a request that
+// keeps bouncing between members that each think another leads is answered
+// with "no leader" instead of looping.
+inline constexpr const char* kForwardedHeader = "Natcd-Forwarded";
+inline constexpr int kMaxForwardHops = 3;
+
+// 16 lowercase hex digits, as member IDs appear in subjects.
+std::string MemberHex(raft::NodeId id);
+std::string RaftSubject(std::string_view prefix, std::string_view cluster, raft::NodeId id);
+std::string ForwardPrefix(std::string_view prefix, raft::NodeId id);  // P.fwd.<id>.
+
+// The endpoint suffix of a request's subject: what follows "P." or, for a
+// forwarded request, "P.fwd.<id>.". Empty when the subject is neither.
+std::string_view RequestSuffix(std::string_view subject, std::string_view prefix);
+
+// Publishes a copy of `request` (body and headers) to `subject` with the
+// same reply subject, and the hop count set to `hops`.
+natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::string& subject,
+                          int hops);
+// The hop count of a request (0 when it came from a client).
+int ForwardHops(natsMsg* request);
+
+}  // namespace natcd::nats
