@@ -66,6 +66,10 @@ struct Work {
   UniqueMessage body;
   int64_t lease_id = 0;  // P.lease.keepalive.<hex id>
   int hops = 0;          // members it passed through (Natcd-Forwarded)
+  // Forwarded to a leader that turned out to be gone (no responders): wait
+  // for another one, or retry it after a pause.
+  uint64_t unreachable_leader = 0;
+  int64_t retry_at_ns = 0;
   enum class Notice { kNone, kDisconnected, kReconnected, kRaft } notice = Notice::kNone;
   raft::Message raft_message;  // Notice::kRaft
 
@@ -117,12 +121,12 @@ bool IsMembershipChange(EndpointKind kind) {
          kind == EndpointKind::kMemberPromote;
 }
 
-// Requests only the leader answers: writes go through its log, and lease
-// deadlines live on the leader.
+// Requests only the leader answers: writes go through its log, lease
+// deadlines live on the leader, and it knows the latest membership.
 bool LeaderOnly(EndpointKind kind) {
-  return IsWrite(kind) || IsMembershipChange(kind) || kind == EndpointKind::kLeaseKeepAlive ||
-         kind == EndpointKind::kLeaseKeepAliveHex || kind == EndpointKind::kLeaseTimeToLive ||
-         kind == EndpointKind::kLeaseLeases;
+  return IsWrite(kind) || IsMembershipChange(kind) || kind == EndpointKind::kMemberList ||
+         kind == EndpointKind::kLeaseKeepAlive || kind == EndpointKind::kLeaseKeepAliveHex ||
+         kind == EndpointKind::kLeaseTimeToLive || kind == EndpointKind::kLeaseLeases;
 }
 
 Status NoLeader() { return Status::Unavailable("ErrNoLeader", "etcdserver: no leader"); }
@@ -167,9 +171,16 @@ bool ValidPublishSubject(const std::string& s) {
 struct Node::Impl {
   struct Subscription {
     Impl* impl;
-    Endpoint* endpoint;  // null: discovery, or Raft when `raft`
+    Endpoint* endpoint;  // null: discovery, Raft or forwarded replies
     bool raft = false;
+    bool forward_replies = false;
     natsSubscription* sub = nullptr;
+  };
+  // A request handed to the leader, until its answer is relayed.
+  struct Forwarded {
+    std::unique_ptr<Work> work;
+    raft::NodeId leader = 0;
+    int64_t deadline_ns = 0;
   };
   // A write proposed here, answered when its entry is applied.
   struct Proposal {
@@ -223,9 +234,23 @@ struct Node::Impl {
   // Requests for the leader while there is none, until their deadline.
   std::vector<std::unique_ptr<Work>> waiting_for_leader;
   uint64_t read_seq = 0;
-  std::vector<std::unique_ptr<Work>> reads_to_confirm;                         // this turn's
-  std::map<std::string, std::vector<std::unique_ptr<Work>>> reads_confirming;  // by ctx
+  std::vector<std::unique_ptr<Work>> reads_to_confirm;  // this turn's
+  // Read index requests in flight, by context. One whose leader changed
+  // (or that got no answer within an election timeout: the request or its
+  // answer was lost) is asked again.
+  struct Confirming {
+    std::vector<std::unique_ptr<Work>> works;
+    raft::NodeId lead = 0;
+    int64_t asked_ms = 0;
+  };
+  std::map<std::string, Confirming> reads_confirming;
   std::vector<ReadBatch> reads_confirmed;
+
+  // Forwarding: answers come back on forward_inbox<seq> (NATS threads).
+  std::string forward_inbox;
+  std::mutex forward_mu;
+  uint64_t forward_seq = 0;                 // guarded by forward_mu
+  std::map<uint64_t, Forwarded> forwarded;  // guarded by forward_mu
 
   Status Init(natsConnection* connection, const NodeOptions& opts, natsConnection* events_nc);
   Status InitRaft();
@@ -235,6 +260,7 @@ struct Node::Impl {
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
   void Receive(Endpoint* endpoint, natsMsg* msg);
   void ReceiveRaft(natsMsg* msg);
+  void ReceiveForwardReply(natsMsg* msg);
   void Enqueue(std::unique_ptr<Work> work);
   void Loop();
   void Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
@@ -279,7 +305,9 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
   header.member_id = options.member_id ? options.member_id : Fnv1a(options.name);
   header.cluster_id =
       options.cluster_id ? options.cluster_id : Fnv1a(options.prefix + "/" + options.cluster_name);
-  if (options.initial_cluster.empty()) options.initial_cluster = {options.name};
+  if (options.initial_cluster.empty() && options.new_cluster) {
+    options.initial_cluster = {options.name};
+  }
   identity.id = options.instance_id;
   if (identity.id.empty()) {
     static constexpr char kAlphabet[] =
@@ -359,7 +387,7 @@ Status Node::Impl::InitRaft() {
       raft::SqliteRaftStorage::Open(&engine->backend());
   if (!storage.ok()) return storage.status();
   raft_storage = std::move(storage).value();
-  bool founding = member_names.count(header.member_id) > 0;
+  bool founding = options.new_cluster && member_names.count(header.member_id) > 0;
   if (!raft_storage->Initialized() && founding) {
     // Every founding member starts from the same snapshot at index 1 that
     // names the voters, so they agree on the configuration before any
@@ -371,6 +399,7 @@ Status Node::Impl::InitRaft() {
     for (const auto& [id, name] : member_names) boot.conf_state.voters.push_back(id);
     NATCD_RETURN_IF_ERROR(raft_storage->ApplySnapshot(boot));
     NATCD_RETURN_IF_ERROR(raft_storage->SetHardState(raft::HardState{1, raft::kNoNode, 1}));
+    if (engine->revision() > 0) NATCD_RETURN_IF_ERROR(raft_storage->MarkBootedOverExistingData());
     NATCD_RETURN_IF_ERROR(engine->Commit());
   }
   raft::Config cfg;
@@ -447,6 +476,19 @@ Status Node::Impl::Subscribe() {
     }
     subscriptions.push_back(std::move(subscription));
   }
+  {
+    char nonce[17];
+    snprintf(nonce, sizeof nonce, "%016llx", static_cast<unsigned long long>(rng()));
+    forward_inbox = "_INBOX.natcd." + MemberHex(header.member_id) + "." + nonce + ".";
+    auto subscription = std::make_unique<Subscription>(Subscription{this, nullptr, false, true});
+    natsStatus s = natsConnection_Subscribe(&subscription->sub, nc, (forward_inbox + "*").c_str(),
+                                            &Impl::OnMessage, subscription.get());
+    if (s != NATS_OK) {
+      return Status::Unavailable("ErrNats",
+                                 std::string("subscribe forward inbox: ") + natsStatus_GetText(s));
+    }
+    subscriptions.push_back(std::move(subscription));
+  }
   for (const std::string& subject : DiscoverySubjects(identity)) {
     NATCD_RETURN_IF_ERROR(subscribe(subject, "", nullptr));
   }
@@ -462,9 +504,44 @@ void Node::Impl::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, voi
   auto* subscription = static_cast<Subscription*>(closure);
   if (subscription->raft) {
     subscription->impl->ReceiveRaft(msg);
+  } else if (subscription->forward_replies) {
+    subscription->impl->ReceiveForwardReply(msg);
   } else {
     subscription->impl->Receive(subscription->endpoint, msg);
   }
+}
+
+void Node::Impl::ReceiveForwardReply(natsMsg* msg) {
+  const char* subject = natsMsg_GetSubject(msg);
+  uint64_t seq = std::strtoull(subject + forward_inbox.size(), nullptr, 10);
+  Forwarded forward;
+  {
+    std::lock_guard<std::mutex> lock(forward_mu);
+    auto it = forwarded.find(seq);
+    if (it != forwarded.end()) {
+      forward = std::move(it->second);
+      forwarded.erase(it);
+    }
+  }
+  if (forward.work == nullptr) {  // answered or timed out already
+    natsMsg_Destroy(msg);
+    return;
+  }
+  const char* status = nullptr;
+  bool no_responders = natsMsg_GetDataLength(msg) == 0 &&
+                       natsMsgHeader_Get(msg, "Status", &status) == NATS_OK && status != nullptr &&
+                       strcmp(status, "503") == 0;
+  if (no_responders) {
+    // The leader this member knew is gone: hold the request until another
+    // is known (the engine thread decides).
+    forward.work->unreachable_leader = forward.leader;
+    forward.work->retry_at_ns = NowNs() + 200'000'000;
+    natsMsg_Destroy(msg);
+    Enqueue(std::move(forward.work));
+    return;
+  }
+  (void)RelayReply(nc, msg, forward.work->reply());
+  natsMsg_Destroy(msg);
 }
 
 void Node::Impl::ReceiveRaft(natsMsg* msg) {
@@ -725,19 +802,46 @@ void Node::Impl::Forward(std::unique_ptr<Work> work, std::vector<PendingReply>* 
     return;
   }
   std::string suffix(RequestSuffix(natsMsg_GetSubject(work->msg), options.prefix));
-  natsStatus s =
-      ForwardRequest(nc, work->msg, ForwardPrefix(options.prefix, lead) + suffix, work->hops + 1);
-  if (s != NATS_OK) {
-    replies->push_back(ErrorReply(
-        std::move(work),
-        Status::Unavailable("ErrNats", std::string("forward: ") + natsStatus_GetText(s)), false));
+  std::string subject = ForwardPrefix(options.prefix, lead) + suffix;
+  natsMsg* request = work->msg;
+  int hops = work->hops + 1;
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(forward_mu);
+    seq = ++forward_seq;
+    forwarded[seq] =
+        Forwarded{std::move(work), lead, NowNs() + options.request_timeout_ms * 1'000'000};
   }
-  // Else the leader answers the client directly.
+  // The request stays owned by `forwarded`: its answer may come back (on
+  // a NATS thread) before this call returns.
+  natsStatus s = ForwardRequest(nc, request, subject, forward_inbox + std::to_string(seq), hops);
+  if (s != NATS_OK) {
+    std::unique_ptr<Work> back;
+    {
+      std::lock_guard<std::mutex> lock(forward_mu);
+      auto it = forwarded.find(seq);
+      if (it != forwarded.end()) {
+        back = std::move(it->second.work);
+        forwarded.erase(it);
+      }
+    }
+    if (back != nullptr) {
+      replies->push_back(ErrorReply(
+          std::move(back),
+          Status::Unavailable("ErrNats", std::string("forward: ") + natsStatus_GetText(s)), false));
+    }
+  }
 }
 
 void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
   switch (work->notice) {
     case Work::Notice::kRaft:
+      // Only the first snapshot (the empty state) is installed, and only by
+      // a member that holds nothing yet.
+      if (work->raft_message.type == raft::MessageType::kSnap &&
+          (work->raft_message.snapshot.meta.index != 1 || engine->revision() != 0)) {
+        return;
+      }
       (void)raft->Step(std::move(work->raft_message));
       return;
     case Work::Notice::kDisconnected:
@@ -754,6 +858,10 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
       break;
   }
   const EndpointKind kind = work->endpoint->kind();
+  if (work->unreachable_leader != 0 && !leader) {
+    waiting_for_leader.push_back(std::move(work));
+    return;
+  }
   if (LeaderOnly(kind) && !leader) {
     Forward(std::move(work), replies);
     return;
@@ -1128,7 +1236,8 @@ void Node::Impl::ConfirmReads(std::vector<PendingReply>* replies) {
     reads_to_confirm.clear();
     return;
   }
-  reads_confirming[ctx] = std::move(reads_to_confirm);
+  reads_confirming[ctx] =
+      Confirming{std::move(reads_to_confirm), raft->lead(), options.engine.clock->MonotonicMs()};
   reads_to_confirm.clear();
 }
 
@@ -1150,7 +1259,33 @@ void Node::Impl::RetryWaiting(std::vector<PendingReply>* replies) {
   if (!waiting_for_leader.empty() && raft->lead() != raft::kNoNode) {
     std::vector<std::unique_ptr<Work>> waiting = std::move(waiting_for_leader);
     waiting_for_leader.clear();
-    for (auto& work : waiting) Handle(std::move(work), replies);
+    for (auto& work : waiting) {
+      // Not back to a leader that had no responders, unless it is still
+      // the leader after a pause (its subscriptions may have been late).
+      if (work->unreachable_leader == raft->lead() && now_ns < work->retry_at_ns) {
+        waiting_for_leader.push_back(std::move(work));
+        continue;
+      }
+      work->unreachable_leader = 0;
+      Handle(std::move(work), replies);
+    }
+  }
+  {
+    std::vector<std::unique_ptr<Work>> timed_out;
+    {
+      std::lock_guard<std::mutex> lock(forward_mu);
+      for (auto it = forwarded.begin(); it != forwarded.end();) {
+        if (now_ns >= it->second.deadline_ns) {
+          timed_out.push_back(std::move(it->second.work));
+          it = forwarded.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& work : timed_out) {
+      replies->push_back(ErrorReply(std::move(work), RequestTimedOut(), false));
+    }
   }
   auto expired = [&](const Work& w) {
     return now_ns - w.received_ns > options.request_timeout_ms * 1'000'000;
@@ -1163,6 +1298,21 @@ void Node::Impl::RetryWaiting(std::vector<PendingReply>* replies) {
     } else {
       ++it;
     }
+  }
+  for (auto it = reads_confirming.begin(); it != reads_confirming.end();) {
+    Confirming& c = it->second;
+    if (c.lead == raft->lead() && now_ms - c.asked_ms < options.election_timeout_ms) {
+      ++it;
+      continue;
+    }
+    for (auto& work : c.works) {
+      if (now_ns - work->received_ns > options.request_timeout_ms * 1'000'000) {
+        replies->push_back(ErrorReply(std::move(work), RequestTimedOut(), false));
+      } else {
+        reads_to_confirm.push_back(std::move(work));
+      }
+    }
+    it = reads_confirming.erase(it);
   }
   for (auto p = proposals.begin(); p != proposals.end();) {
     if (now_ms >= p->second.deadline_ms) {
@@ -1299,10 +1449,10 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
     raft::Ready rd = raft->GetReady();
     Status s;
     if (!rd.snapshot.empty()) {
-      // Installing a snapshot needs the leader's database (not shipped
-      // yet): refuse, so the leader keeps this member probing.
-      fprintf(stderr, "natcd: a snapshot at index %llu arrived; this member cannot install it\n",
-              static_cast<unsigned long long>(rd.snapshot.meta.index));
+      // Only the cluster's first snapshot ever arrives (see Handle): the
+      // empty state this new member already has.
+      s = raft_storage->ApplySnapshot(rd.snapshot.meta);
+      applied_index = snapshot_index = rd.snapshot.meta.index;
     }
     if (s.ok()) s = raft_storage->Append(rd.entries);
     if (s.ok() && rd.hard_state) s = raft_storage->SetHardState(*rd.hard_state);
@@ -1327,6 +1477,18 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
       return;
     }
     for (raft::Message& m : rd.messages) {
+      if (m.type == raft::MessageType::kSnap) {
+        // The cluster's first snapshot is the empty state: a new member
+        // installs it and gets everything else from the log. Any later one
+        // would mean shipping this member's database, which natcd does not
+        // do yet: that follower stays behind (it missed more than the
+        // entries the log keeps).
+        if (m.snapshot.meta.index != 1 || raft_storage->booted_over_existing_data()) {
+          raft->ReportSnapshot(m.to, /*failed=*/true);
+          continue;
+        }
+        raft->ReportSnapshot(m.to, /*failed=*/false);
+      }
       std::string bytes = EncodeRaftMessage(m);
       std::string subject = RaftSubject(options.prefix, options.cluster_name, m.to);
       if (natsConnection_Publish(nc, subject.c_str(), bytes.data(),
@@ -1337,10 +1499,15 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
     for (raft::ReadState& rs : rd.read_states) {
       auto it = reads_confirming.find(rs.request_ctx);
       if (it == reads_confirming.end()) continue;
-      reads_confirmed.push_back(ReadBatch{rs.index, std::move(it->second)});
+      reads_confirmed.push_back(ReadBatch{rs.index, std::move(it->second.works)});
       reads_confirming.erase(it);
     }
-    if (rd.soft_state) BecameLeader(rd.soft_state->role == raft::Role::kLeader);
+    if (rd.soft_state) {
+      fprintf(stderr, "natcd %s: %s, term %llu, leader %s\n", options.name.c_str(),
+              raft::RoleName(rd.soft_state->role), static_cast<unsigned long long>(raft->term()),
+              rd.soft_state->lead ? MemberHex(rd.soft_state->lead).c_str() : "none");
+      BecameLeader(rd.soft_state->role == raft::Role::kLeader);
+    }
     raft->Advance(rd);
   }
   header.raft_term = raft->term();
@@ -1363,10 +1530,10 @@ void Node::Impl::Loop() {
       if (stopping && batch.empty()) break;
     }
     for (auto& work : batch) Handle(std::move(work), &replies);
-    ConfirmReads(&replies);
     Tick();
     Timers();
     RetryWaiting(&replies);
+    ConfirmReads(&replies);
     ProcessReady(&replies);
     // Idle turns still remove compacted rows and expired request ids.
     Status committed = engine->Commit();
@@ -1399,6 +1566,15 @@ void Node::Impl::Loop() {
         std::move(work), Status::Unavailable("ErrStopped", "etcdserver: server stopped"), false));
   }
   waiting_for_leader.clear();
+  {
+    std::lock_guard<std::mutex> lock(forward_mu);
+    for (auto& [seq, forward] : forwarded) {
+      last.push_back(ErrorReply(std::move(forward.work),
+                                Status::Unavailable("ErrStopped", "etcdserver: server stopped"),
+                                false));
+    }
+    forwarded.clear();
+  }
   auto stop_reads = [&](std::vector<std::unique_ptr<Work>>& works) {
     for (auto& work : works) {
       last.push_back(ErrorReply(
@@ -1406,7 +1582,7 @@ void Node::Impl::Loop() {
     }
   };
   stop_reads(reads_to_confirm);
-  for (auto& [ctx, works] : reads_confirming) stop_reads(works);
+  for (auto& [ctx, confirming] : reads_confirming) stop_reads(confirming.works);
   for (auto& batch : reads_confirmed) stop_reads(batch.works);
   for (PendingReply& reply : last) Finish(reply);
   engine->watches().CancelAll("server shutting down");

@@ -63,6 +63,9 @@ struct NodeOptions {
   // waits to be added (natcdctl member add) and caught up by the leader.
   std::string cluster_name = "default";
   std::vector<std::string> initial_cluster;
+  // etcd's --initial-cluster-state: false ("existing") for a member joining
+  // a running cluster, which must never start a cluster of its own.
+  bool new_cluster = true;
   // etcd's --heartbeat-interval and --election-timeout.
   int64_t heartbeat_interval_ms = 100;
   int64_t election_timeout_ms = 1'000;

@@ -32,25 +32,50 @@ std::string_view RequestSuffix(std::string_view subject, std::string_view prefix
   return rest;
 }
 
-natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::string& subject,
-                          int hops) {
+namespace {
+
+// A copy of msg's body and headers (but the hop count) on a new subject.
+natsStatus Copy(natsMsg* msg, const char* subject, const char* reply, natsMsg** out) {
   natsMsg* copy = nullptr;
-  natsStatus s = natsMsg_Create(&copy, subject.c_str(), natsMsg_GetReply(request),
-                                natsMsg_GetData(request), natsMsg_GetDataLength(request));
+  natsStatus s =
+      natsMsg_Create(&copy, subject, reply, natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
   const char** keys = nullptr;
   int count = 0;
-  if (s == NATS_OK && natsMsgHeader_Keys(request, &keys, &count) == NATS_OK) {
+  if (s == NATS_OK && natsMsgHeader_Keys(msg, &keys, &count) == NATS_OK) {
     for (int i = 0; s == NATS_OK && i < count; i++) {
       if (std::string_view(keys[i]) == kForwardedHeader) continue;
       const char** values = nullptr;
       int n = 0;
-      if (natsMsgHeader_Values(request, keys[i], &values, &n) != NATS_OK) continue;
+      if (natsMsgHeader_Values(msg, keys[i], &values, &n) != NATS_OK) continue;
       for (int j = 0; s == NATS_OK && j < n; j++) s = natsMsgHeader_Add(copy, keys[i], values[j]);
       free(values);
     }
     free(keys);
   }
+  if (s != NATS_OK) {
+    natsMsg_Destroy(copy);
+    return s;
+  }
+  *out = copy;
+  return NATS_OK;
+}
+
+}  // namespace
+
+natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::string& subject,
+                          const std::string& reply, int hops) {
+  natsMsg* copy = nullptr;
+  natsStatus s = Copy(request, subject.c_str(), reply.c_str(), &copy);
   if (s == NATS_OK) s = natsMsgHeader_Set(copy, kForwardedHeader, std::to_string(hops).c_str());
+  if (s == NATS_OK) s = natsConnection_PublishMsg(nc, copy);
+  natsMsg_Destroy(copy);
+  return s;
+}
+
+natsStatus RelayReply(natsConnection* nc, natsMsg* answer, const char* client_reply) {
+  if (client_reply == nullptr || *client_reply == '\0') return NATS_OK;
+  natsMsg* copy = nullptr;
+  natsStatus s = Copy(answer, client_reply, nullptr, &copy);
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc, copy);
   natsMsg_Destroy(copy);
   return s;

@@ -1,8 +1,10 @@
 // Member-to-member traffic in a cluster, on the same NATS deployment as the
 // clients (no extra ports): Raft messages on P.raft.<cluster>.<member>, and
 // client requests a follower hands to the leader on P.fwd.<member>.<suffix>
-// (suffix = the endpoint's own, e.g. kv.put), keeping the client's reply
-// subject so the leader answers the client directly.
+// (suffix = the endpoint's own, e.g. kv.put). The follower asks with its own
+// reply subject and relays the answer: if the leader it knew is gone, NATS
+// tells the follower (no responders), which then waits for the next leader
+// instead of leaving the client to time out.
 #pragma once
 
 #include <nats/nats.h>
@@ -30,10 +32,12 @@ std::string ForwardPrefix(std::string_view prefix, raft::NodeId id);  // P.fwd.<
 // forwarded request, "P.fwd.<id>.". Empty when the subject is neither.
 std::string_view RequestSuffix(std::string_view subject, std::string_view prefix);
 
-// Publishes a copy of `request` (body and headers) to `subject` with the
-// same reply subject, and the hop count set to `hops`.
+// Publishes a copy of `request` (body and headers) to `subject` with reply
+// subject `reply`, and the hop count set to `hops`.
 natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::string& subject,
-                          int hops);
+                          const std::string& reply, int hops);
+// Publishes the leader's answer (body and headers) to the client.
+natsStatus RelayReply(natsConnection* nc, natsMsg* answer, const char* client_reply);
 // The hop count of a request (0 when it came from a client).
 int ForwardHops(natsMsg* request);
 

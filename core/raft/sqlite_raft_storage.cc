@@ -121,6 +121,7 @@ Status SqliteRaftStorage::Load() {
       if (name == "hard_state") hard_state = value;
       if (name == "log_start") log_start = value;
       if (name == "snapshot") snapshot = value;
+      if (name == "boot_existing") booted_over_existing_data_ = true;
     }
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "read raft state");
@@ -274,6 +275,12 @@ Status SqliteRaftStorage::ApplySnapshot(const SnapshotMeta& meta) {
   NATCD_RETURN_IF_ERROR(DeleteLogFrom(0));
   NATCD_RETURN_IF_ERROR(PutState("snapshot", EncodeSnapshotMeta(meta)));
   return SaveLogStart();
+}
+
+Status SqliteRaftStorage::MarkBootedOverExistingData() {
+  NATCD_RETURN_IF_ERROR(PutState("boot_existing", "1"));
+  booted_over_existing_data_ = true;
+  return Status::OK();
 }
 
 }  // namespace natcd::raft

@@ -16,7 +16,7 @@
 //   raft_state(name TEXT PRIMARY KEY, value BLOB):
 //     "hard_state" (term, vote, commit), "log_start" (index, term of the
 //     entry before the first one kept), "snapshot" (index, term, voters,
-//     learners)
+//     learners), "boot_existing" (present: see booted_over_existing_data)
 #pragma once
 
 #include <cstdint>
@@ -65,6 +65,12 @@ class SqliteRaftStorage final : public Storage {
   // A snapshot received from the leader replaces the whole log.
   Status ApplySnapshot(const SnapshotMeta& meta);
 
+  // Whether the cluster's first snapshot (index 1) was taken over a
+  // database that already held data (one written before it had Raft): then
+  // that snapshot is not the empty state and cannot stand for it.
+  bool booted_over_existing_data() const { return booted_over_existing_data_; }
+  Status MarkBootedOverExistingData();
+
  private:
   explicit SqliteRaftStorage(SqliteBackend* backend) : backend_(backend) {}
   Status Init();
@@ -76,6 +82,7 @@ class SqliteRaftStorage final : public Storage {
 
   SqliteBackend* backend_;
   MemoryStorage mirror_;
+  bool booted_over_existing_data_ = false;
   sqlite3_stmt* insert_entry_ = nullptr;
   sqlite3_stmt* delete_from_ = nullptr;
   sqlite3_stmt* delete_through_ = nullptr;

@@ -48,6 +48,7 @@ struct Settings {
   int64_t watch_queue_events = 10'000;
   std::string cluster_name = "default";
   std::string initial_cluster;
+  std::string initial_cluster_state = "new";
   int64_t heartbeat_interval_ms = 100;
   int64_t election_timeout_ms = 1'000;
   int64_t snapshot_count = 10'000;
@@ -187,6 +188,10 @@ int main(int argc, char** argv) {
       "names of the founding members, comma-separated (this one included); empty: a cluster "
       "of this member alone. A member started with a name not listed waits to be added "
       "(natcdctl member add)");
+  add("--initial-cluster-state", s.initial_cluster_state, "NATCD_INITIAL_CLUSTER_STATE",
+      "new: found the cluster (or a cluster of this member alone); existing: join a running "
+      "cluster after natcdctl member add")
+      ->check(CLI::IsMember({"new", "existing"}));
   add("--heartbeat-interval", s.heartbeat_interval_ms, "NATCD_HEARTBEAT_INTERVAL",
       "Raft heartbeat interval (ms)");
   add("--election-timeout", s.election_timeout_ms, "NATCD_ELECTION_TIMEOUT",
@@ -280,6 +285,7 @@ int main(int argc, char** argv) {
     if (!member.empty()) options.initial_cluster.push_back(member);
     start = comma + 1;
   }
+  options.new_cluster = s.initial_cluster_state == "new";
   options.heartbeat_interval_ms = s.heartbeat_interval_ms;
   options.election_timeout_ms = s.election_timeout_ms;
   options.snapshot_entries = static_cast<uint64_t>(s.snapshot_count);

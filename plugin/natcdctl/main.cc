@@ -735,6 +735,64 @@ int CmdMemberList() {
   return 0;
 }
 
+// member add / remove / promote: the change is committed when the reply
+// comes; etcdctl's wording.
+int CmdMemberChange(const std::string& verb, const std::string& arg, bool learner) {
+  Conn c;
+  if (int rc = Open(&c)) return rc;
+  int rc = 0;
+  natsMsg* reply = nullptr;
+  uint64_t id = 0;
+  if (verb == "add") {
+    Natcd__V1__MemberAddRequest req = NATCD__V1__MEMBER_ADD_REQUEST__INIT;
+    req.name = const_cast<char*>(arg.c_str());
+    req.islearner = learner;
+    reply = Request(&c, "cluster.member.add", &req.base, &rc);
+  } else {
+    int64_t parsed = 0;
+    if (!ParseLeaseId(arg, &parsed)) {
+      return Fail(kExitBadArgs, "bad member ID arg (" + arg + "), expecting ID in Hex");
+    }
+    id = static_cast<uint64_t>(parsed);
+    if (verb == "remove") {
+      Natcd__V1__MemberRemoveRequest req = NATCD__V1__MEMBER_REMOVE_REQUEST__INIT;
+      req.id = id;
+      reply = Request(&c, "cluster.member.remove", &req.base, &rc);
+    } else {
+      Natcd__V1__MemberPromoteRequest req = NATCD__V1__MEMBER_PROMOTE_REQUEST__INIT;
+      req.id = id;
+      reply = Request(&c, "cluster.member.promote", &req.base, &rc);
+    }
+  }
+  if (!reply) return rc;
+  // Every member response starts with the header (1) and lists members;
+  // add also names the new member (2).
+  uint64_t cluster_id = 0;
+  if (verb == "add") {
+    Natcd__V1__MemberAddResponse* r = natcd__v1__member_add_response__unpack(
+        nullptr, natsMsg_GetDataLength(reply),
+        reinterpret_cast<const uint8_t*>(natsMsg_GetData(reply)));
+    natsMsg_Destroy(reply);
+    if (!r) return Fail(kExitError, "cluster.member.add: bad reply");
+    id = r->member ? r->member->id : 0;
+    cluster_id = r->header ? r->header->cluster_id : 0;
+    natcd__v1__member_add_response__free_unpacked(r, nullptr);
+    Write("Member " + HexId(id) + " added to cluster " + HexId(cluster_id) + "\n\n" +
+          "NATCD_NAME=\"" + arg + "\"\nNATCD_INITIAL_CLUSTER_STATE=\"existing\"\n");
+    return 0;
+  }
+  Natcd__V1__MemberRemoveResponse* r = natcd__v1__member_remove_response__unpack(
+      nullptr, natsMsg_GetDataLength(reply),
+      reinterpret_cast<const uint8_t*>(natsMsg_GetData(reply)));
+  natsMsg_Destroy(reply);
+  if (!r) return Fail(kExitError, "cluster.member." + verb + ": bad reply");
+  cluster_id = r->header ? r->header->cluster_id : 0;
+  natcd__v1__member_remove_response__free_unpacked(r, nullptr);
+  Write("Member " + HexId(id) + (verb == "remove" ? " removed from" : " promoted in") +
+        " cluster " + HexId(cluster_id) + "\n");
+  return 0;
+}
+
 // ---------------------------------------------------------------------------
 // Txn: etcdctl's syntax (compares, blank line, success ops, blank line, failure ops)
 // ---------------------------------------------------------------------------
@@ -1153,6 +1211,21 @@ int main(int argc, char** argv) {
   member_cmd->add_subcommand("list", "Lists all members in the cluster")->callback([&] {
     rc = CmdMemberList();
   });
+  std::string member_arg;
+  bool member_learner = false;
+  auto* member_add = member_cmd->add_subcommand(
+      "add",
+      "Adds a member into the cluster (start it with that --name, not in --initial-cluster)");
+  member_add->add_option("name", member_arg, "the new member's name")->required();
+  member_add->add_flag("--learner", member_learner, "indicates if the new member is raft learner");
+  member_add->callback([&] { rc = CmdMemberChange("add", member_arg, member_learner); });
+  auto* member_remove = member_cmd->add_subcommand("remove", "Removes a member from the cluster");
+  member_remove->add_option("memberID", member_arg, "the member's ID in hex")->required();
+  member_remove->callback([&] { rc = CmdMemberChange("remove", member_arg, false); });
+  auto* member_promote =
+      member_cmd->add_subcommand("promote", "Promotes a non-voting member in the cluster");
+  member_promote->add_option("memberID", member_arg, "the member's ID in hex")->required();
+  member_promote->callback([&] { rc = CmdMemberChange("promote", member_arg, false); });
 
   app.add_subcommand("version", "Prints the version of natcdctl")->callback([&] {
     Write("natcdctl version: " + std::string(kVersion) + "\nAPI version: 3.5\n");

@@ -100,7 +100,7 @@ TEST_F(NatcdctlTest, JsonOutputLikeEtcdctl) {
   // base64("/kv7") = L2t2Nw==, base64("bar") = YmFy.
   std::regex want(
       "\\{\"header\":\\{\"cluster_id\":[0-9]+,\"member_id\":[0-9]+,\"revision\":[0-9]+,"
-      "\"raft_term\":1\\},\"kvs\":\\[\\{\"key\":\"L2t2Nw==\",\"create_revision\":[0-9]+,"
+      "\"raft_term\":[0-9]+\\},\"kvs\":\\[\\{\"key\":\"L2t2Nw==\",\"create_revision\":[0-9]+,"
       "\"mod_revision\":[0-9]+,\"version\":1,\"value\":\"YmFy\"\\}\\],\"count\":1\\}\n");
   EXPECT_TRUE(std::regex_match(get.out, want)) << get.out;
   CtlResult put = Ctl({"put", "/kv7", "baz", "-w", "json"});
@@ -113,7 +113,7 @@ TEST_F(NatcdctlTest, FieldsOutputLikeEtcdctl) {
   ASSERT_EQ(Ctl({"put", "/kv8", "a \"q\"\n"}).code, 0);
   CtlResult get = Ctl({"get", "/kv8", "-w", "fields"});
   std::regex want(
-      "\"ClusterID\" : [0-9]+\n\"MemberID\" : [0-9]+\n\"Revision\" : [0-9]+\n\"RaftTerm\" : 1\n"
+      "\"ClusterID\" : [0-9]+\n\"MemberID\" : [0-9]+\n\"Revision\" : [0-9]+\n\"RaftTerm\" : [0-9]+\n"
       "\"Key\" : \"/kv8\"\n\"CreateRevision\" : [0-9]+\n\"ModRevision\" : [0-9]+\n"
       "\"Version\" : 1\n\"Value\" : \"a \\\\\"q\\\\\"\\\\n\"\n\"Lease\" : 0\n"
       "\"More\" : false\n\"Count\" : 1\n");

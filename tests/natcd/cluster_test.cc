@@ -1,0 +1,281 @@
+// natcd clusters: three natcd processes on one nats-server, talking Raft
+// over NATS. Any member takes any request; the leader can be killed under
+// load without losing an acknowledged write; a restarted member catches up;
+// leases kept alive survive a failover and abandoned ones still expire.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "natcd/natcd_helpers.h"
+#include "support/natcd_process.h"
+#include "support/nats_server.h"
+#include "support/wire_client.h"
+#include "testutil.h"
+
+namespace natcd::testing {
+namespace {
+
+constexpr int kElectionTimeoutMs = 500;
+const std::vector<std::string> kNames = {"n1", "n2", "n3"};
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.Start());
+    for (const std::string& name : kNames) {
+      dirs_[name] = std::make_unique<TempDir>();
+      members_[name] = std::make_unique<NatcdProcess>(
+          server_.url(), dirs_[name]->path(),
+          std::vector<std::string>{"--name", name, "--initial-cluster", "n1,n2,n3",
+                                   "--heartbeat-interval", "50", "--election-timeout",
+                                   std::to_string(kElectionTimeoutMs), "--lease-ttl-min", "1",
+                                   "--log-level", "warn"});
+      ASSERT_TRUE(members_[name]->Start());
+    }
+    client_ = std::make_unique<WireClient>(server_.url());
+    ASSERT_TRUE(client_->connected());
+    ASSERT_TRUE(WaitFor([&] { return Leader() != 0; }, 10'000)) << "no leader elected";
+  }
+  void TearDown() override {
+    if (!HasFailure()) return;
+    for (auto& [name, m] : members_) std::cerr << "--- " << name << " log:\n" << m->Log() << "\n";
+  }
+
+  // The leader's member ID as some member reports it (0: none known).
+  uint64_t Leader() {
+    Natcd__V1__StatusRequest req;
+    natcd__v1__status_request__init(&req);
+    WireReply reply = client_->Call("maint.status", &req.base);
+    if (!reply.ok()) return 0;
+    auto status = WireClient::Decode<Natcd__V1__StatusResponse>(
+        &natcd__v1__status_response__descriptor, reply);
+    return status ? status->leader : 0;
+  }
+  // Member name -> ID, from the cluster's member list.
+  std::map<std::string, uint64_t> MemberIds() {
+    Natcd__V1__MemberListRequest req;
+    natcd__v1__member_list_request__init(&req);
+    auto list =
+        CallOk<Natcd__V1__MemberListResponse>(client_.get(), "cluster.member.list", &req.base,
+                                              &natcd__v1__member_list_response__descriptor);
+    std::map<std::string, uint64_t> out;
+    for (size_t i = 0; list && i < list->n_members; i++) {
+      out[list->members[i]->name] = list->members[i]->id;
+    }
+    return out;
+  }
+  std::string LeaderName() {
+    uint64_t leader = Leader();
+    for (auto& [name, id] : MemberIds()) {
+      if (id == leader) return name;
+    }
+    return "";
+  }
+  // The number of keys at key, or -1 when no answer came within a short
+  // timeout (a request may be lost with a killed member).
+  int64_t KeyCount(const std::string& key) {
+    Natcd__V1__RangeRequest range;
+    natcd__v1__range_request__init(&range);
+    range.key = Bytes(key);
+    range.count_only = true;
+    std::string body(protobuf_c_message_get_packed_size(&range.base), '\0');
+    protobuf_c_message_pack(&range.base, reinterpret_cast<uint8_t*>(body.data()));
+    WireReply reply = client_->Raw(client_->Subject("kv.range"), body, {}, 1'000);
+    if (!reply.ok()) return -1;
+    auto r =
+        WireClient::Decode<Natcd__V1__RangeResponse>(&natcd__v1__range_response__descriptor, reply);
+    return r ? r->count : -1;
+  }
+  // Puts until acknowledged (a retry carries the same request id), or
+  // gives up after timeout_ms.
+  // Each attempt waits 1 s at most: a request the NATS server handed to a
+  // member in the instant it was killed gets no answer.
+  bool PutAcked(const std::string& key, const std::string& value, int timeout_ms = 10'000) {
+    Natcd__V1__PutRequest put;
+    natcd__v1__put_request__init(&put);
+    put.key = Bytes(key);
+    put.value = Bytes(value);
+    std::string body(protobuf_c_message_get_packed_size(&put.base), '\0');
+    protobuf_c_message_pack(&put.base, reinterpret_cast<uint8_t*>(body.data()));
+    std::vector<std::pair<std::string, std::string>> headers = {{"Natcd-Request-Id", "put-" + key}};
+    return WaitFor(
+        [&] { return client_->Raw(client_->Subject("kv.put"), body, headers, 1'000).ok(); },
+        timeout_ms, 50);
+  }
+
+  NatsServer server_;
+  std::map<std::string, std::unique_ptr<TempDir>> dirs_;
+  std::map<std::string, std::unique_ptr<NatcdProcess>> members_;
+  std::unique_ptr<WireClient> client_;
+};
+
+TEST_F(ClusterTest, EveryMemberTakesWritesAndLinearizableReads) {
+  std::map<std::string, uint64_t> ids = MemberIds();
+  ASSERT_EQ(ids.size(), 3u);
+  // The queue group spreads requests over the three members: followers
+  // hand writes to the leader, and their reads wait for the leader's
+  // commit index (read-your-writes whichever member answers).
+  for (int i = 0; i < 60; i++) {
+    std::string key = "/c/k" + std::to_string(i);
+    WireReply put = PutReply(client_.get(), key, "v" + std::to_string(i));
+    ASSERT_TRUE(put.ok()) << put.code << " " << put.error;
+    auto got = client_->Range(key);
+    ASSERT_TRUE(got);
+    ASSERT_EQ(got->n_kvs, 1u) << key << " not visible right after its put";
+    EXPECT_EQ(Str(got->kvs[0]->value), "v" + std::to_string(i));
+  }
+  auto all = client_->Range("/c/", "/c0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 60);
+}
+
+TEST_F(ClusterTest, KillingTheLeaderUnderLoadLosesNoAcknowledgedWrite) {
+  std::string old_leader = LeaderName();
+  ASSERT_FALSE(old_leader.empty());
+  std::vector<std::string> acked;
+  int64_t last_revision = 0;
+  for (int i = 0; i < 100; i++) {
+    std::string key = "/f/k" + std::to_string(1000 + i);
+    ASSERT_TRUE(PutAcked(key, "before"));
+    acked.push_back(key);
+  }
+  last_revision = Revision(client_.get());
+  members_[old_leader]->Kill();
+  auto killed_at = std::chrono::steady_clock::now();
+  // The next write is acknowledged once a new leader is elected.
+  ASSERT_TRUE(PutAcked("/f/k1100", "after"));
+  auto failover_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - killed_at)
+                         .count();
+  acked.push_back("/f/k1100");
+  std::cout << "failover: next write acknowledged " << failover_ms << " ms after kill -9"
+            << std::endl;
+  // Two election timeouts, plus slack for a loaded 2-core machine.
+  EXPECT_LT(failover_ms, 2 * kElectionTimeoutMs + 2'000);
+  EXPECT_NE(LeaderName(), old_leader);
+  for (int i = 101; i < 200; i++) {
+    std::string key = "/f/k" + std::to_string(1000 + i);
+    ASSERT_TRUE(PutAcked(key, "after"));
+    acked.push_back(key);
+  }
+  auto all = client_->Range("/f/", "/f0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, static_cast<int64_t>(acked.size()));
+  EXPECT_GT(all->header->revision, last_revision) << "revisions continue";
+
+  // The old leader restarts and catches up: with another member stopped,
+  // the cluster needs it for a quorum.
+  ASSERT_TRUE(members_[old_leader]->Start());
+  std::string other;
+  for (const std::string& name : kNames) {
+    if (name != old_leader && name != LeaderName()) other = name;
+  }
+  ASSERT_FALSE(other.empty());
+  EXPECT_EQ(members_[other]->Stop(), 0);
+  ASSERT_TRUE(PutAcked("/f/k2000", "with the restarted member", 15'000));
+  auto again = client_->Range("/f/", "/f0");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->count, static_cast<int64_t>(acked.size()) + 1);
+}
+
+TEST_F(ClusterTest, KeptLeaseSurvivesFailoverAndAbandonedOneExpires) {
+  int64_t kept = client_->Grant(3);
+  int64_t abandoned = client_->Grant(3);
+  ASSERT_NE(kept, 0);
+  ASSERT_NE(abandoned, 0);
+  ASSERT_TRUE(PutReply(client_.get(), "/l/kept", "x", kept).ok());
+  ASSERT_TRUE(PutReply(client_.get(), "/l/abandoned", "x", abandoned).ok());
+  std::atomic<bool> stop{false};
+  std::thread keeper([&] {
+    // As a client's keepalive loop: a renewal lost with the old leader is
+    // not waited for long, the next one follows.
+    WireClient keeper_client(server_.url());
+    Natcd__V1__LeaseKeepAliveRequest req;
+    natcd__v1__lease_keep_alive_request__init(&req);
+    req.id = kept;
+    std::string body(protobuf_c_message_get_packed_size(&req.base), '\0');
+    protobuf_c_message_pack(&req.base, reinterpret_cast<uint8_t*>(body.data()));
+    while (!stop.load()) {
+      (void)keeper_client.Raw(keeper_client.Subject("lease.keepalive"), body, {}, 500);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  std::string leader = LeaderName();
+  ASSERT_FALSE(leader.empty());
+  members_[leader]->Kill();
+  // The abandoned lease still expires within TTL + an election timeout
+  // (+ slack); the kept one lives on.
+  bool gone = WaitFor([&] { return KeyCount("/l/abandoned") == 0; },
+                      3'000 + kElectionTimeoutMs + 5'000, 100);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'000));
+  auto kept_key = client_->Range("/l/kept");
+  auto ttl = TimeToLive(client_.get(), kept);
+  stop = true;
+  keeper.join();
+  EXPECT_TRUE(gone) << "the abandoned lease outlived the failover";
+  ASSERT_TRUE(kept_key);
+  EXPECT_EQ(kept_key->n_kvs, 1u) << "the kept lease expired during the failover";
+  ASSERT_TRUE(ttl);
+  EXPECT_GT(ttl->ttl, 0);
+}
+
+TEST_F(ClusterTest, MembersAreAddedAsLearnersPromotedAndRemoved) {
+  for (int i = 0; i < 20; i++) ASSERT_TRUE(PutAcked("/m/k" + std::to_string(i), "v"));
+  // Add n4 as a learner, then start it: it joins (never founds a cluster
+  // of its own) and gets the whole log from the leader.
+  Natcd__V1__MemberAddRequest add;
+  natcd__v1__member_add_request__init(&add);
+  add.name = const_cast<char*>("n4");
+  add.islearner = true;
+  auto added = CallOk<Natcd__V1__MemberAddResponse>(client_.get(), "cluster.member.add", &add.base,
+                                                    &natcd__v1__member_add_response__descriptor);
+  ASSERT_TRUE(added);
+  ASSERT_TRUE(added->member);
+  EXPECT_STREQ(added->member->name, "n4");
+  EXPECT_TRUE(added->member->islearner);
+  EXPECT_EQ(added->n_members, 4u);
+  uint64_t n4 = added->member->id;
+  dirs_["n4"] = std::make_unique<TempDir>();
+  members_["n4"] = std::make_unique<NatcdProcess>(
+      server_.url(), dirs_["n4"]->path(),
+      std::vector<std::string>{"--name", "n4", "--initial-cluster-state", "existing",
+                               "--heartbeat-interval", "50", "--election-timeout",
+                               std::to_string(kElectionTimeoutMs), "--log-level", "warn"});
+  ASSERT_TRUE(members_["n4"]->Start());
+  // Promotion waits until the learner has caught up.
+  Natcd__V1__MemberPromoteRequest promote;
+  natcd__v1__member_promote_request__init(&promote);
+  promote.id = n4;
+  ASSERT_TRUE(WaitFor([&] { return client_->Call("cluster.member.promote", &promote.base).ok(); },
+                      10'000, 100))
+      << "n4 never caught up";
+  std::map<std::string, uint64_t> ids = MemberIds();
+  ASSERT_EQ(ids.size(), 4u);
+  // With four voters the quorum is three: with one founding member gone,
+  // writes need n4's vote.
+  std::string gone;
+  for (const std::string& name : kNames) {
+    if (name != LeaderName()) gone = name;
+  }
+  members_[gone]->Kill();
+  ASSERT_TRUE(PutAcked("/m/with-n4", "v"));
+  // Remove the dead member: back to three voters.
+  Natcd__V1__MemberRemoveRequest remove;
+  natcd__v1__member_remove_request__init(&remove);
+  remove.id = ids[gone];
+  auto removed =
+      CallOk<Natcd__V1__MemberRemoveResponse>(client_.get(), "cluster.member.remove", &remove.base,
+                                              &natcd__v1__member_remove_response__descriptor);
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->n_members, 3u);
+  ASSERT_TRUE(PutAcked("/m/after-remove", "v"));
+  auto all = client_->Range("/m/", "/m0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 22);
+}
+
+}  // namespace
+}  // namespace natcd::testing
