@@ -4,6 +4,8 @@
 // leases kept alive survive a failover and abandoned ones still expire.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -275,6 +277,30 @@ TEST_F(ClusterTest, MembersAreAddedAsLearnersPromotedAndRemoved) {
   auto all = client_->Range("/m/", "/m0");
   ASSERT_TRUE(all);
   EXPECT_EQ(all->count, 22);
+}
+
+TEST_F(ClusterTest, AFrozenLeaderStepsDownAndCatchesUpWhenItReturns) {
+  // A leader that stops answering (SIGSTOP: as if cut off) is replaced;
+  // when it comes back it learns the newer term, follows, and catches up.
+  std::string frozen = LeaderName();
+  ASSERT_FALSE(frozen.empty());
+  for (int i = 0; i < 10; i++) ASSERT_TRUE(PutAcked("/p/before" + std::to_string(i), "v"));
+  ASSERT_EQ(kill(members_[frozen]->pid(), SIGSTOP), 0);
+  for (int i = 0; i < 30; i++) ASSERT_TRUE(PutAcked("/p/during" + std::to_string(i), "v"));
+  EXPECT_NE(LeaderName(), frozen);
+  ASSERT_EQ(kill(members_[frozen]->pid(), SIGCONT), 0);
+  // Make the returned member necessary: stop the other follower.
+  std::string leader = LeaderName();
+  std::string other;
+  for (const std::string& name : kNames) {
+    if (name != frozen && name != leader) other = name;
+  }
+  ASSERT_FALSE(other.empty());
+  EXPECT_EQ(members_[other]->Stop(), 0);
+  ASSERT_TRUE(PutAcked("/p/after", "v", 15'000));
+  auto all = client_->Range("/p/", "/p0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 41);
 }
 
 }  // namespace
