@@ -148,16 +148,16 @@ Status KvStore::Load() {
   int64_t max_seen = 0;
   NATCD_RETURN_IF_ERROR(backend_->ScanRows(0, [&](RevisionRow&& row) {
     max_seen = row.rev;
-    KeyEntry& entry = index_.FindOrAdd(row.kv.key);
+    KeyEntry& entry = *index_.FindOrAdd(row.kv.key);
     entry.revs.push_back(RevRecord{row.rev, static_cast<int32_t>(row.sub), row.tombstone});
     if (row.tombstone) {
       entry.create_revision = entry.version = entry.lease = 0;
-      std::string().swap(entry.value);
+      entry.clear_value();
     } else {
       entry.create_revision = row.kv.create_revision;
       entry.version = row.kv.version;
       entry.lease = row.kv.lease;
-      entry.value = std::move(row.kv.value);
+      entry.set_value(row.kv.value);
     }
     return true;
   }));
@@ -165,12 +165,13 @@ Status KvStore::Load() {
   // at or above the compact revision, so the newest row is the revision.
   // Deriving it saves writing a counter (a second WAL page) per commit.
   revision_ = std::max(max_seen, compact_revision_);
-  for (auto& [key, entry] : index_.map()) {
-    if (!entry.live() || entry.lease == 0) continue;
-    if (!leases_->Exists(entry.lease)) {
-      return Status::Corruption("key attached to missing lease " + std::to_string(entry.lease));
+  KeyIndex::Cursor all = index_.Range(std::string_view(), std::string_view("\0", 1));
+  while (const KeyEntry* entry = all.Next()) {
+    if (!entry->live() || entry->lease == 0) continue;
+    if (!leases_->Exists(entry->lease)) {
+      return Status::Corruption("key attached to missing lease " + std::to_string(entry->lease));
     }
-    leases_->Attach(entry.lease, key);
+    leases_->Attach(entry->lease, std::string(entry->key()));
   }
   // A compaction whose physical removal had not finished: drop the rows again.
   index_.Compact(compact_revision_, &pending_rows_);
@@ -190,14 +191,13 @@ Status KvStore::ValidateRange(const RangeRequest& request) const {
   return CheckReadRevision(request.revision);
 }
 
-Status KvStore::LoadVisible(const KeyEntry& entry, const std::string& key, const RevRecord& record,
-                            KeyValue* kv) {
+Status KvStore::LoadVisible(const KeyEntry& entry, const RevRecord& record, KeyValue* kv) {
   if (&record == &entry.revs.back()) {
-    kv->key = key;
+    kv->key = entry.key();
     kv->create_revision = entry.create_revision;
     kv->mod_revision = record.main;
     kv->version = entry.version;
-    kv->value = entry.value;
+    kv->value = entry.value();
     kv->lease = entry.lease;
     return Status::OK();
   }
@@ -232,15 +232,14 @@ Result<RangeResponse> KvStore::Range(const RangeRequest& request) {
 
   RangeResponse response;
   response.header.revision = head;
-  auto [begin, end] = index_.Range(request.key, request.range_end);
-  for (auto it = begin; it != end; ++it) {
-    const KeyEntry& entry = it->second;
-    const RevRecord* record = entry.VisibleAt(rev);
+  KeyIndex::Cursor cursor = index_.Range(request.key, request.range_end);
+  while (const KeyEntry* entry = cursor.Next()) {
+    const RevRecord* record = entry->VisibleAt(rev);
     if (record == nullptr || record->tombstone) continue;
     ++response.count;
     if (request.count_only || response.kvs.size() >= fetch_max) continue;
     KeyValue kv;
-    NATCD_RETURN_IF_ERROR(LoadVisible(entry, it->first, *record, &kv));
+    NATCD_RETURN_IF_ERROR(LoadVisible(*entry, *record, &kv));
     if ((request.min_mod_revision && kv.mod_revision < request.min_mod_revision) ||
         (request.max_mod_revision && kv.mod_revision > request.max_mod_revision) ||
         (request.min_create_revision && kv.create_revision < request.min_create_revision) ||
@@ -286,40 +285,39 @@ Status KvStore::ValidatePut(const PutRequest& request) {
 Status KvStore::WritePut(const PutRequest& request, PutResponse* response) {
   const int64_t main = revision_ + 1;
   const int64_t sub = NextSub();
-  KeyEntry& entry = index_.FindOrAdd(request.key);
-  const bool was_live = !entry.revs.empty() && entry.live();
+  // A new key enters the index only once its row is in: a failed insert
+  // leaves the index as it was.
+  KeyEntry* entry = index_.Find(request.key);
+  const bool was_live = entry != nullptr && entry->live();
 
   Event event;
   event.type = Event::Type::kPut;
   if (was_live) {
     event.has_prev_kv = true;
-    event.prev_kv = KeyValue{request.key,   entry.create_revision, entry.revs.back().main,
-                             entry.version, entry.value,           entry.lease};
+    event.prev_kv = KeyValue{request.key,    entry->create_revision,      entry->revs.back().main,
+                             entry->version, std::string(entry->value()), entry->lease};
   }
   KeyValue& kv = event.kv;
   kv.key = request.key;
-  kv.create_revision = was_live ? entry.create_revision : main;
+  kv.create_revision = was_live ? entry->create_revision : main;
   kv.mod_revision = main;
-  kv.version = was_live ? entry.version + 1 : 1;
-  kv.value = request.ignore_value ? entry.value : request.value;
-  kv.lease = request.ignore_lease ? entry.lease : request.lease;
+  kv.version = was_live ? entry->version + 1 : 1;
+  kv.value = request.ignore_value ? event.prev_kv.value : request.value;
+  kv.lease = request.ignore_lease ? event.prev_kv.lease : request.lease;
 
-  Status s = backend_->InsertRow(main, sub, /*tombstone=*/false, kv);
-  if (!s.ok()) {
-    if (entry.revs.empty()) index_.map().erase(request.key);
-    return s;
-  }
+  NATCD_RETURN_IF_ERROR(backend_->InsertRow(main, sub, /*tombstone=*/false, kv));
 
-  const int64_t old_lease = was_live ? entry.lease : 0;
+  const int64_t old_lease = was_live ? entry->lease : 0;
   if (old_lease != kv.lease) {
     if (old_lease != 0) leases_->Detach(old_lease, request.key);
     if (kv.lease != 0) leases_->Attach(kv.lease, request.key);
   }
-  entry.revs.push_back(RevRecord{main, static_cast<int32_t>(sub), false});
-  entry.create_revision = kv.create_revision;
-  entry.version = kv.version;
-  entry.lease = kv.lease;
-  entry.value = kv.value;
+  if (entry == nullptr) entry = index_.Add(request.key);
+  entry->revs.push_back(RevRecord{main, static_cast<int32_t>(sub), false});
+  entry->create_revision = kv.create_revision;
+  entry->version = kv.version;
+  entry->lease = kv.lease;
+  entry->set_value(kv.value);
 
   if (request.prev_kv && was_live) {
     response->has_prev_kv = true;
@@ -329,34 +327,33 @@ Status KvStore::WritePut(const PutRequest& request, PutResponse* response) {
   return Status::OK();
 }
 
-Status KvStore::WriteTombstone(const std::string& key, KeyEntry& entry, bool want_prev,
-                               std::vector<KeyValue>* prev_kvs) {
+Status KvStore::WriteTombstone(KeyEntry& entry, bool want_prev, std::vector<KeyValue>* prev_kvs) {
   assert(entry.live());
   const int64_t main = revision_ + 1;
   const int64_t sub = NextSub();
   Event event;
   event.type = Event::Type::kDelete;
-  event.kv.key = key;
+  event.kv.key = entry.key();
   event.kv.mod_revision = main;
   NATCD_RETURN_IF_ERROR(backend_->InsertRow(main, sub, /*tombstone=*/true, event.kv));
   event.has_prev_kv = true;
-  event.prev_kv = KeyValue{key,           entry.create_revision,  entry.revs.back().main,
-                           entry.version, std::move(entry.value), entry.lease};
+  event.prev_kv = KeyValue{event.kv.key,  entry.create_revision,      entry.revs.back().main,
+                           entry.version, std::string(entry.value()), entry.lease};
   if (want_prev) prev_kvs->push_back(event.prev_kv);
-  if (entry.lease != 0) leases_->Detach(entry.lease, key);
+  if (entry.lease != 0) leases_->Detach(entry.lease, event.kv.key);
   entry.revs.push_back(RevRecord{main, static_cast<int32_t>(sub), true});
   entry.create_revision = entry.version = entry.lease = 0;
-  std::string().swap(entry.value);
+  entry.clear_value();
   events_.push_back(std::move(event));
   return Status::OK();
 }
 
 Status KvStore::WriteDelete(const DeleteRangeRequest& request, DeleteRangeResponse* response) {
-  auto [begin, end] = index_.Range(request.key, request.range_end);
-  for (auto it = begin; it != end; ++it) {
-    if (!it->second.live()) continue;
-    NATCD_RETURN_IF_ERROR(
-        WriteTombstone(it->first, it->second, request.prev_kv, &response->prev_kvs));
+  // The cursor survives: a tombstone changes the entry, not the index.
+  KeyIndex::Cursor cursor = index_.Range(request.key, request.range_end);
+  while (KeyEntry* entry = cursor.Next()) {
+    if (!entry->live()) continue;
+    NATCD_RETURN_IF_ERROR(WriteTombstone(*entry, request.prev_kv, &response->prev_kvs));
     ++response->deleted;
   }
   return Status::OK();
@@ -423,14 +420,17 @@ Status KvStore::CheckTxnShape(const TxnRequest& request, int64_t max_ops) const 
 Result<bool> KvStore::EvaluateCompares(const std::vector<Compare>& compares) {
   for (const Compare& c : compares) {
     bool matched_any = false;
-    auto [begin, end] = index_.Range(c.key, c.range_end);
-    for (auto it = begin; it != end; ++it) {
-      const KeyEntry& entry = it->second;
-      if (!entry.live()) continue;
+    KeyIndex::Cursor cursor = index_.Range(c.key, c.range_end);
+    while (const KeyEntry* entry = cursor.Next()) {
+      if (!entry->live()) continue;
       matched_any = true;
-      KeyValue kv{it->first,     entry.create_revision, entry.revs.back().main,
-                  entry.version, std::string(),         entry.lease};
-      if (c.target == Compare::Target::kValue) kv.value = entry.value;
+      KeyValue kv{std::string(entry->key()),
+                  entry->create_revision,
+                  entry->revs.back().main,
+                  entry->version,
+                  std::string(),
+                  entry->lease};
+      if (c.target == Compare::Target::kValue) kv.value = entry->value();
       if (!CompareMatches(c, kv)) return false;
     }
     if (!matched_any) {
@@ -575,7 +575,7 @@ Status KvStore::DeleteLeaseKeys(int64_t lease_id) {
   for (const std::string& key : keys) {
     KeyEntry* entry = index_.Find(key);
     if (entry == nullptr || !entry->live()) continue;
-    s = WriteTombstone(key, *entry, false, nullptr);
+    s = WriteTombstone(*entry, false, nullptr);
     if (!s.ok()) break;
   }
   NATCD_RETURN_IF_ERROR(FinishWrite());

@@ -77,12 +77,10 @@ class KvStore {
   int64_t revision() const { return revision_; }
   int64_t compact_revision() const { return compact_revision_; }
   size_t key_count() const { return index_.size(); }
-  KeyIndex& index() { return index_; }
 
  private:
   // State of the key visible at rev (reads the row when it is not the head).
-  Status LoadVisible(const KeyEntry& entry, const std::string& key, const RevRecord& record,
-                     KeyValue* kv);
+  Status LoadVisible(const KeyEntry& entry, const RevRecord& record, KeyValue* kv);
   Status CheckReadRevision(int64_t revision) const;
   Status ValidatePut(const PutRequest& request);
   Status ValidateRange(const RangeRequest& request) const;
@@ -102,8 +100,7 @@ class KvStore {
   // Write primitives: the revision in progress is revision_ + 1.
   Status WritePut(const PutRequest& request, PutResponse* response);
   Status WriteDelete(const DeleteRangeRequest& request, DeleteRangeResponse* response);
-  Status WriteTombstone(const std::string& key, KeyEntry& entry, bool want_prev,
-                        std::vector<KeyValue>* prev_kvs);
+  Status WriteTombstone(KeyEntry& entry, bool want_prev, std::vector<KeyValue>* prev_kvs);
   // Ends a write request: bumps the revision if it wrote anything.
   Status FinishWrite();
   int64_t NextSub() { return next_sub_++; }

@@ -20,8 +20,8 @@
 //       heap_B_per_key     the engine's heap per key
 //       beyond_key_B       heap_B_per_key - 19 key bytes
 //       beyond_kv_B        heap_B_per_key - 19 key bytes - V value bytes
-//     With V = 0 the index holds no value (an empty std::string keeps no
-//     heap): beyond_key_B is the index alone. With V = 100 it is the index
+//     With V = 0 the index holds no value (an empty value has no heap
+//     block): beyond_key_B is the index alone. With V = 100 it is the index
 //     plus the cached values. sqlite_MiB is the delta of SQLite's own
 //     memory over the Open. (The resident set is not reported: the build
 //     ran in this process and left freed pages that the Open reuses, so
