@@ -1667,6 +1667,10 @@ void Node::Stop() {
   if (impl.thread.joinable()) impl.thread.join();
   impl.subscriptions.clear();
   impl.streams.reset();
+  // The Raft log's statements live on the engine's connection: finalized
+  // before the engine closes it.
+  impl.raft.reset();
+  impl.raft_storage.reset();
   impl.engine.reset();
 }
 

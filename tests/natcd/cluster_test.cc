@@ -46,11 +46,24 @@ class ClusterTest : public ::testing::Test {
     for (auto& [name, m] : members_) std::cerr << "--- " << name << " log:\n" << m->Log() << "\n";
   }
 
+  // A request with a short timeout, retried: any member may be the one
+  // that was just killed or frozen (its subscriptions linger until NATS
+  // notices, or for as long as it is frozen).
+  WireReply Ask(const std::string& suffix, const ProtobufCMessage* message) {
+    std::string body(protobuf_c_message_get_packed_size(message), '\0');
+    protobuf_c_message_pack(message, reinterpret_cast<uint8_t*>(body.data()));
+    WireReply reply;
+    for (int attempt = 0; attempt < 10; attempt++) {
+      reply = client_->Raw(client_->Subject(suffix), body, {}, 1'000);
+      if (reply.ok()) break;
+    }
+    return reply;
+  }
   // The leader's member ID as some member reports it (0: none known).
   uint64_t Leader() {
     Natcd__V1__StatusRequest req;
     natcd__v1__status_request__init(&req);
-    WireReply reply = client_->Call("maint.status", &req.base);
+    WireReply reply = Ask("maint.status", &req.base);
     if (!reply.ok()) return 0;
     auto status = WireClient::Decode<Natcd__V1__StatusResponse>(
         &natcd__v1__status_response__descriptor, reply);
@@ -60,9 +73,10 @@ class ClusterTest : public ::testing::Test {
   std::map<std::string, uint64_t> MemberIds() {
     Natcd__V1__MemberListRequest req;
     natcd__v1__member_list_request__init(&req);
-    auto list =
-        CallOk<Natcd__V1__MemberListResponse>(client_.get(), "cluster.member.list", &req.base,
-                                              &natcd__v1__member_list_response__descriptor);
+    WireReply reply = Ask("cluster.member.list", &req.base);
+    EXPECT_TRUE(reply.ok()) << reply.code << " " << reply.error;
+    auto list = WireClient::Decode<Natcd__V1__MemberListResponse>(
+        &natcd__v1__member_list_response__descriptor, reply);
     std::map<std::string, uint64_t> out;
     for (size_t i = 0; list && i < list->n_members; i++) {
       out[list->members[i]->name] = list->members[i]->id;
