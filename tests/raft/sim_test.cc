@@ -4,6 +4,7 @@
 //
 //   NATCD_SIM_SEEDS=N    seeds 1..N (default 2,000)
 //   NATCD_SIM_SEED=S     only seed S, with a trace of every event
+//   NATCD_SIM_CHECK_STEPS=N  the linearizability search budget per key
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,7 +29,8 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
   if (only != 0) {
     SimOptions o;
     o.seed = only;
-    o.trace = true;
+    o.trace = getenv("NATCD_SIM_TRACE") == nullptr || *getenv("NATCD_SIM_TRACE") != '0';
+    o.check_steps = EnvOr("NATCD_SIM_CHECK_STEPS", o.check_steps);
     SimResult r = RunSimulation(o);
     EXPECT_TRUE(r.ok) << r.failure;
     return;
@@ -43,6 +45,7 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
     for (uint64_t seed = next++; seed <= seeds; seed = next++) {
       SimOptions o;
       o.seed = seed;
+      o.check_steps = EnvOr("NATCD_SIM_CHECK_STEPS", o.check_steps);
       SimResult r = RunSimulation(o);
       std::lock_guard<std::mutex> lock(mu);
       if (!r.ok) failures.emplace_back(seed, r.failure);

@@ -813,7 +813,7 @@ SimResult Simulation::Run() {
     for (size_t i = 0; i < history_.size(); i++) {
       if (!discarded_[i]) history.push_back(history_[i]);
     }
-    CheckResult lin = CheckLinearizable(history, 5'000'000);
+    CheckResult lin = CheckLinearizable(history, options_.check_steps);
     if (!lin.linearizable) {
       Fail(std::string(lin.gave_up ? "linearizability check gave up" : "not linearizable") +
            " on key " + lin.key);

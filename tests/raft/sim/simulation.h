@@ -23,6 +23,9 @@ struct SimOptions {
   int heal_budget = 3000;
   // Print every event (for replaying a failing seed).
   bool trace = false;
+  // Search steps the linearizability check may take per key before it
+  // gives up (a give-up fails the seed: it proves nothing).
+  uint64_t check_steps = 100'000'000;
 };
 
 struct SimStats {
