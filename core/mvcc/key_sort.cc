@@ -56,7 +56,12 @@ size_t CommonPrefix(std::span<KeyEntry* const> entries) {
 }  // namespace
 
 void SortByKey(std::span<KeyEntry*> entries) {
-  if (entries.size() < 2) return;
+  // Keys created in ascending order load in order: one pass over entries
+  // in the order they were allocated is cheaper than sorting them again.
+  if (std::is_sorted(entries.begin(), entries.end(),
+                     [](const KeyEntry* a, const KeyEntry* b) { return a->key() < b->key(); })) {
+    return;
+  }
   std::vector<Item> items(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) items[i].entry = entries[i];
 

@@ -49,6 +49,18 @@ TEST(KeySortTest, SmallCases) {
   ExpectSorted({"same", "other", "same"});
 }
 
+// Input in order is left as it is; input in order but for its last pair
+// still gets sorted.
+TEST(KeySortTest, NearlySorted) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1000; ++i) keys.push_back("/k/" + std::to_string(100000 + i));
+  ExpectSorted(keys);
+  std::swap(keys[998], keys[999]);
+  ExpectSorted(keys);
+  std::swap(keys[0], keys[1]);
+  ExpectSorted(keys);
+}
+
 TEST(KeySortTest, RandomAgainstStdSort) {
   const uint32_t seed = RandomSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
