@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "mvcc/key_sort.h"
+
 namespace natcd {
 
 KeyEntry* KeyIndex::Cursor::Next() {
@@ -19,6 +21,7 @@ KeyEntry* KeyIndex::Cursor::Next() {
 
 KeyIndex::~KeyIndex() {
   for (KeyEntry* entry : tree_) KeyEntry::Delete(entry);
+  for (KeyEntry* entry : unordered_) KeyEntry::Delete(entry);
 }
 
 KeyEntry* KeyIndex::Add(std::string_view key) {
@@ -28,7 +31,33 @@ KeyEntry* KeyIndex::Add(std::string_view key) {
   return entry;
 }
 
+KeyEntry* KeyIndex::AddUnordered(std::string_view key) {
+  KeyEntry* entry = KeyEntry::New(key);
+  unordered_.push_back(entry);
+  hash_.Insert(entry);
+  return entry;
+}
+
+void KeyIndex::SortUnordered() {
+  if (unordered_.empty()) return;
+  SortByKey(unordered_);
+  std::vector<KeyEntry*> all;
+  if (tree_.size() == 0) {
+    all.swap(unordered_);
+  } else {
+    all.reserve(tree_.size() + unordered_.size());
+    for (KeyEntry* entry : tree_) all.push_back(entry);
+    all.insert(all.end(), unordered_.begin(), unordered_.end());
+    std::inplace_merge(all.begin(), all.begin() + static_cast<ptrdiff_t>(tree_.size()), all.end(),
+                       [](const KeyEntry* a, const KeyEntry* b) { return a->key() < b->key(); });
+  }
+  tree_.Build(all);
+  unordered_.clear();
+  unordered_.shrink_to_fit();  // a load's worth of pointers, not needed again
+}
+
 KeyIndex::Cursor KeyIndex::Range(std::string_view key, std::string_view range_end) {
+  assert(unordered_.empty());
   Cursor cursor;
   if (range_end.empty()) {
     cursor.single_ = Find(key);
@@ -42,6 +71,7 @@ KeyIndex::Cursor KeyIndex::Range(std::string_view key, std::string_view range_en
 }
 
 void KeyIndex::Compact(int64_t rev, std::vector<std::pair<int64_t, int32_t>>* dropped) {
+  assert(unordered_.empty());
   std::vector<KeyEntry*> gone;
   tree_.EraseIf([&](KeyEntry* entry) {
     RevList& revs = entry->revs;

@@ -9,8 +9,15 @@
 // beyond the key bytes, where a std::map<std::string, ...> took 173.
 //
 // Entries never move: a KeyEntry* stays valid until Compact drops its key.
-// A Cursor is invalidated by Add and Compact; writing to the entries it
-// yields (a tombstone, a new value) is fine.
+// A Cursor is invalidated by Add, SortUnordered and Compact; writing to the
+// entries it yields (a tombstone, a new value) is fine.
+//
+// Loading many keys (KvStore::Load) goes through AddUnordered, which puts a
+// key in the hash only, then SortUnordered, which sorts those keys and
+// builds the tree once. Inserting each key into the tree instead costs a
+// search and a shift at a random position per key when keys come out of
+// key order: 1,000,000 keys created in random order took 3 s to reopen
+// against 1 s in ascending order.
 //
 // Thread safety: none; owned by the KvStore.
 #pragma once
@@ -57,6 +64,14 @@ class KeyIndex {
     KeyEntry* entry = Find(key);
     return entry != nullptr ? entry : Add(key);
   }
+  // As Add, but the key is left out of the ordered side until
+  // SortUnordered: Find sees it at once, Range does not. Range and Compact
+  // must not be called while such keys wait.
+  KeyEntry* AddUnordered(std::string_view key);
+  // Puts every key added by AddUnordered since the last call in order,
+  // with the keys the tree already holds: one sort, then a bulk build of
+  // the tree with full leaves.
+  void SortUnordered();
   // Keys in [key, range_end); range_end as in RangeRequest ("" = the key
   // alone, "\0" = every key >= key). range_end must outlive the cursor.
   Cursor Range(std::string_view key, std::string_view range_end);
@@ -72,6 +87,7 @@ class KeyIndex {
  private:
   KeyHash hash_;
   KeyTree tree_;
+  std::vector<KeyEntry*> unordered_;  // in the hash, not yet in the tree
 };
 
 }  // namespace natcd

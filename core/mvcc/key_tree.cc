@@ -1,5 +1,6 @@
 #include "mvcc/key_tree.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <vector>
@@ -16,13 +17,18 @@ void InsertAt(T* items, uint32_t count, uint32_t pos, T item) {
 
 }  // namespace
 
-KeyTree::~KeyTree() {
-  FreeInner(root_);
+KeyTree::~KeyTree() { Clear(); }
+
+void KeyTree::Clear() {
+  FreeInner(root_);  // before freeing leaves: it reads whether each child is one
+  root_ = nullptr;
   for (Leaf* leaf = first_; leaf != nullptr;) {
     Leaf* next = leaf->next;
     delete leaf;
     leaf = next;
   }
+  first_ = nullptr;
+  size_ = 0;
 }
 
 void KeyTree::FreeInner(Node* node) {
@@ -169,6 +175,22 @@ void KeyTree::Insert(KeyEntry* entry) {
   root->children[1] = child;
   root->separators[0] = separator;
   root_ = root;
+}
+
+void KeyTree::Build(std::span<KeyEntry* const> entries) {
+  Clear();
+  Leaf** link = &first_;
+  for (size_t at = 0; at < entries.size(); at += kLeafMax) {
+    auto* leaf = new Leaf;
+    leaf->leaf = true;
+    leaf->count = static_cast<uint32_t>(std::min<size_t>(kLeafMax, entries.size() - at));
+    leaf->next = nullptr;
+    memcpy(leaf->entries, entries.data() + at, leaf->count * sizeof(KeyEntry*));
+    *link = leaf;
+    link = &leaf->next;
+  }
+  size_ = entries.size();
+  BuildInner();
 }
 
 void KeyTree::FinishErase(Leaf* last, uint32_t last_count) {

@@ -16,6 +16,8 @@
 // There is no single-key erase: the only removal, EraseIf, repacks every
 // leaf full and rebuilds the inner levels, so a separator never outlives its
 // entry and the tree never keeps near-empty leaves after mass deletes.
+// Build fills a tree from entries already sorted, the same way: full
+// leaves, inner levels built bottom up, no search per key.
 //
 // The tree does not own the entries. Iterators are invalidated by Insert and
 // EraseIf. Allocation failure throws std::bad_alloc, which nothing in natcd
@@ -26,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -73,6 +76,10 @@ class KeyTree {
   Iterator LowerBound(std::string_view key) const;
   // Adds entry, whose key must not be in the tree.
   void Insert(KeyEntry* entry);
+  // Replaces the tree's contents with entries, which must be in strictly
+  // ascending key order, packed into full leaves (the last one holds the
+  // rest). The entries the tree held before are dropped, not deleted.
+  void Build(std::span<KeyEntry* const> entries);
   // Removes every entry for which pred(entry) is true, calling pred once per
   // entry in key order (pred may change the entry but not its key), and
   // packs the rest into full leaves.
@@ -108,6 +115,8 @@ class KeyTree {
   // The child of inner whose subtree would hold key.
   static uint32_t ChildIndex(const Inner* inner, std::string_view key);
   static void FreeInner(Node* node);
+  // Frees every node, leaving the tree empty.
+  void Clear();
   // Ends EraseIf: the survivors fill the leaves from first_ up to last,
   // which holds last_count of them (0: no survivor).
   void FinishErase(Leaf* last, uint32_t last_count);

@@ -121,6 +121,88 @@ TEST(KeyIndexTest, RangeAgainstStdMap) {
   }
 }
 
+// Keys added out of order with AddUnordered, as a load adds them, some
+// after keys added with Add: Find sees them at once, and after
+// SortUnordered ranges, Find, later Adds and Compact behave as if every key
+// had been added with Add.
+TEST(KeyIndexTest, UnorderedAddsAgainstStdMap) {
+  const uint32_t seed = RandomSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::string kAll("\0", 1);
+  for (int run = 0; run < 30; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    KeyIndex index;
+    std::map<std::string, KeyEntry*> reference;
+    int64_t rev = 0;
+    // Around the tree's leaf boundaries, and larger.
+    const uint32_t leaf = KeyTree::kLeafMax;
+    const size_t n = run < 10   ? run * leaf / 4
+                     : run < 20 ? (run - 9) * leaf + rng() % 3 - 1
+                                : rng() % 20'000;
+    // The share of keys added with Add, in quarters (4: all of them).
+    const uint64_t add_share = run % 3 == 0 ? 0 : rng() % 5;
+    while (reference.size() < n) {
+      std::string key = RandomKey(rng, 8);
+      if (index.Find(key) != nullptr) continue;
+      KeyEntry* entry = rng() % 4 < add_share ? index.Add(key) : index.AddUnordered(key);
+      entry->revs.push_back({++rev, 0, false});
+      reference[key] = entry;
+      ASSERT_EQ(index.Find(key), entry);
+    }
+    ASSERT_EQ(index.size(), n);
+    index.SortUnordered();
+    index.SortUnordered();  // nothing left to sort: changes nothing
+    ASSERT_EQ(index.size(), n);
+    for (const auto& [key, entry] : reference) ASSERT_EQ(index.Find(key), entry);
+    std::vector<std::string> all;
+    for (const auto& [key, entry] : reference) all.push_back(key);
+    ASSERT_EQ(RangeKeys(index, "", kAll), all);
+    for (int probe = 0; probe < 100; ++probe) {
+      std::string key = RandomKey(rng, 8);
+      std::string range_end = rng() % 2 == 0 ? PrefixRangeEnd(key) : RandomKey(rng, 8);
+      if (range_end.empty()) range_end = kAll;
+      std::vector<std::string> want;
+      for (const auto& [k, entry] : reference) {
+        if (KeyInRange(k, key, range_end)) want.push_back(k);
+      }
+      ASSERT_EQ(RangeKeys(index, key, range_end), want);
+    }
+    // The built tree takes new keys, and compaction drops the old ones.
+    for (int i = 0; i < 100; ++i) {
+      std::string key = "new/" + std::to_string(rng() % 1000);
+      if (index.Find(key) != nullptr) continue;
+      reference[key] = AddWritten(&index, key, ++rev);
+    }
+    // Every key written before at is deleted just before it: compaction
+    // at at removes exactly those.
+    const int64_t at = rev / 2;
+    std::vector<std::string> kept;
+    for (auto& [key, entry] : reference) {
+      if (entry->revs.back().main < at) {
+        entry->revs.push_back({at - 1, 1, true});
+      } else {
+        kept.push_back(key);
+      }
+    }
+    Rows dropped;
+    index.Compact(at, &dropped);
+    ASSERT_EQ(RangeKeys(index, "", kAll), kept);
+    ASSERT_EQ(index.size(), kept.size());
+  }
+}
+
+// An index destroyed before SortUnordered frees the keys still waiting
+// (the ASan build's leak checker fails this test otherwise).
+TEST(KeyIndexTest, DestroyedWithUnorderedKeys) {
+  KeyIndex index;
+  AddWritten(&index, "ordered", 1);
+  for (int i = 0; i < 100; ++i) {
+    index.AddUnordered("k" + std::to_string(i))->revs.push_back({2, i, false});
+  }
+  EXPECT_EQ(index.size(), 101u);
+}
+
 // Writing to the entries a cursor yields, as a range delete does, leaves
 // the cursor valid.
 TEST(KeyIndexTest, CursorSurvivesWritesToEntries) {

@@ -1,6 +1,8 @@
 // KeyTree against std::set as the reference: random inserts, lower bounds,
 // full iterations and EraseIf, with the tree's structural invariants checked
-// along the way; plus the insertion orders that decide how full leaves are.
+// along the way; plus the insertion orders that decide how full leaves are,
+// and Build from sorted entries at sizes around the leaf and inner-node
+// boundaries.
 #include "mvcc/key_tree.h"
 
 #include <gtest/gtest.h>
@@ -172,6 +174,95 @@ TEST(KeyTreeTest, EraseEverythingThenInsertAgain) {
   tree.Insert(pool.Make("b"));
   tree.Insert(pool.Make("a"));
   ExpectSame(tree, {"a", "b"});
+}
+
+// Builds from keys sorted as std::set sorts them, checks the tree and its
+// packing, then goes on with the operations a built tree meets: lower
+// bounds, random inserts (splitting full leaves) and an EraseIf.
+void BuildAndUse(std::mt19937_64& rng, std::set<std::string> reference, size_t max_key) {
+  EntryPool pool;
+  std::vector<KeyEntry*> sorted;
+  for (const std::string& key : reference) sorted.push_back(pool.Make(key));
+  KeyTree tree;
+  tree.Build(sorted);
+  ExpectSame(tree, reference);
+  ASSERT_EQ(tree.TEST_leaf_count(), (reference.size() + kLeaf - 1) / kLeaf);
+  for (int probe = 0; probe < 200; ++probe) {
+    ExpectLowerBound(tree, reference, RandomKey(rng, max_key + 1));
+  }
+  for (int i = 0; i < 300; ++i) {
+    std::string key = RandomKey(rng, max_key);
+    if (!reference.insert(key).second) continue;
+    tree.Insert(pool.Make(key));
+  }
+  ExpectSame(tree, reference);
+  tree.EraseIf([&](KeyEntry* entry) {
+    if (rng() % 2 == 0) return false;
+    reference.erase(std::string(entry->key()));
+    return true;
+  });
+  ExpectSame(tree, reference);
+}
+
+TEST(KeyTreeTest, BuildAgainstStdSet) {
+  const uint32_t seed = RandomSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  // Around one leaf, two leaves, a full root of leaves (kInnerMax of them:
+  // one inner level) and one leaf more (two inner levels).
+  std::vector<size_t> sizes = {
+      0, 1, 2, kLeaf - 1, kLeaf, kLeaf + 1, 2 * kLeaf - 1, 2 * kLeaf, 2 * kLeaf + 1};
+  for (size_t leaves : {KeyTree::kInnerMax, KeyTree::kInnerMax + 1}) {
+    sizes.insert(sizes.end(), {leaves * kLeaf - 1, leaves * kLeaf, leaves * kLeaf + 1});
+  }
+  for (int i = 0; i < 10; ++i) sizes.push_back(rng() % 20'000);
+  for (size_t n : sizes) {
+    SCOPED_TRACE("size " + std::to_string(n));
+    std::set<std::string> reference;
+    while (reference.size() < n) reference.insert(RandomKey(rng, 12));
+    BuildAndUse(rng, std::move(reference), 12);
+  }
+}
+
+// Three inner levels: past kInnerMax^2 leaves.
+TEST(KeyTreeTest, BuildDeepTree) {
+  const size_t boundary = size_t{KeyTree::kInnerMax} * KeyTree::kInnerMax * kLeaf;
+  for (size_t n : {boundary, boundary + 1}) {
+    SCOPED_TRACE("size " + std::to_string(n));
+    EntryPool pool;
+    std::vector<KeyEntry*> sorted;
+    for (size_t i = 0; i < n; ++i) sorted.push_back(pool.Make(Numbered(static_cast<int>(i))));
+    KeyTree tree;
+    tree.Build(sorted);
+    ASSERT_EQ(tree.TEST_CheckInvariants(), "");
+    ASSERT_EQ(tree.size(), n);
+    ASSERT_EQ(tree.TEST_leaf_count(), (n + kLeaf - 1) / kLeaf);
+    size_t i = 0;
+    for (KeyEntry* entry : tree) ASSERT_EQ(entry, sorted[i++]);
+    ASSERT_EQ(i, n);
+    ASSERT_EQ(*tree.LowerBound(Numbered(static_cast<int>(n - 1))), sorted.back());
+  }
+}
+
+// Build replaces what the tree held, whether the tree was built or grown.
+TEST(KeyTreeTest, BuildReplacesContents) {
+  EntryPool pool;
+  KeyTree tree;
+  for (int i = 0; i < 1000; ++i) tree.Insert(pool.Make(Numbered(2 * i)));
+  std::vector<KeyEntry*> odd;
+  std::set<std::string> reference;
+  for (int i = 0; i < 500; ++i) {
+    odd.push_back(pool.Make(Numbered(2 * i + 1)));
+    reference.insert(Numbered(2 * i + 1));
+  }
+  tree.Build(odd);
+  ExpectSame(tree, reference);
+  tree.Build({});
+  ExpectSame(tree, {});
+  EXPECT_EQ(tree.TEST_leaf_count(), 0u);
+  EXPECT_TRUE(tree.LowerBound("") == tree.end());
+  tree.Insert(pool.Make("a"));
+  ExpectSame(tree, {"a"});
 }
 
 }  // namespace
