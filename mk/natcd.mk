@@ -51,13 +51,3 @@ $(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB)
 .PHONY: check-natcd
 check-natcd: $(NATCD_TESTS) $(NATCD_BIN)
 	NATCD_BIN=$(abspath $(NATCD_BIN)) $(NATCD_TESTS) --gtest_brief=1
-
-# natcd-bench: load over NATS against a running natcd.
-BENCH_TOOL_SRCS := $(sort $(wildcard plugin/natcd-bench/*.cc))
-BENCH_TOOL_OBJS := $(BENCH_TOOL_SRCS:%.cc=$(BUILD)/obj/%.o)
-BENCH_TOOL := $(BUILD)/bin/natcd-bench
-ALL_TARGETS += $(BENCH_TOOL)
-$(BENCH_TOOL_OBJS): | $(NATS_PB_H)
-$(BENCH_TOOL): $(BENCH_TOOL_OBJS) $(NATS_LIB)
-	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(BENCH_TOOL_OBJS) $(NATS_LIB) $(NATS_LIBS)

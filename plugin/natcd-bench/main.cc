@@ -1,181 +1,549 @@
-// natcd-bench: load over NATS against a running natcd.
+// natcd-bench: natcd side by side with etcd and NATS JetStream KV, with the
+// limits of the machine (a bare NATS echo service, the disk's fsync rate)
+// measured in the same run. Every workload is written once against the
+// Target interface (target.h); the systems differ only in their target.
 //
-// RUN:    natcd-bench --nats-url nats://127.0.0.1:4222 [--workloads put-seq,put-256,...]
-// OUTPUT: one line per workload: requests/s, p50 and p99 latency, errors.
-//
-// Workloads (100-byte values over 10,000 distinct keys):
-//   put-seq       one put at a time
-//   put-64, put-256          puts with 64 / 256 requests in flight
-//   range-1, range-256       point reads, 1 / 256 in flight
-//   range100-64   ranges of 100 keys under a prefix, 64 in flight
-//   keepalive-256 lease keepalives, 256 in flight
-//   watch-1, watch-100, watch-1000   one writer (64 puts in flight), N
-//                 watchers of one prefix: events delivered/s, p50/p99 lag
+// RUN:    natcd-bench [--quick] [--systems natcd,jetstream,etcd] [--workloads all]
+//                     [--report-dir build/bench]
+//         Starts nats-server (JetStream, store in a temporary folder), natcd,
+//         etcd and the echo service on loopback, runs every workload against
+//         each, stops them, prints the table and writes report.md with a CDF
+//         plot of put latency (gnuplot) into --report-dir.
+//         natcd-bench --nats-url URL: natcd alone, already running at URL.
+//         natcd-bench echo-server --nats-url URL --subject S: the echo floor.
+// OUTPUT: one line per workload and system as it runs; then the table, with
+//         the ratios natcd/<system> and natcd/floor.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 
-#include "adapters/nats/natcd.pb-c.h"
+#include "plugin/natcd-bench/clock.h"
+#include "plugin/natcd-bench/deployment.h"
+#include "plugin/natcd-bench/floors.h"
+#include "plugin/natcd-bench/jetstream_target.h"
 #include "plugin/natcd-bench/load.h"
-#include "plugin/natcd-bench/watch_fanout.h"
+#include "plugin/natcd-bench/natcd_target.h"
+#include "plugin/natcd-bench/nats_requests.h"
+#include "plugin/natcd-bench/process.h"
+#include "plugin/natcd-bench/report.h"
+#include "plugin/natcd-bench/runner.h"
+#include "plugin/natcd-bench/workload.h"
+#ifdef NATCD_BENCH_ETCD
+#include "plugin/natcd-bench/etcd_target.h"
+#endif
 
+namespace natcd::bench {
 namespace {
 
-using natcd::bench::LoadResult;
-using natcd::bench::LoadSpec;
-using natcd::bench::Percentile;
+constexpr double kMiB = 1024.0 * 1024.0;
 
-std::string Pack(const ProtobufCMessage* m) {
-  std::string out(protobuf_c_message_get_packed_size(m), '\0');
-  protobuf_c_message_pack(m, reinterpret_cast<uint8_t*>(out.data()));
-  return out;
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
-ProtobufCBinaryData View(const std::string& s) {
-  return {s.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(s.data()))};
+std::string LoadAverage() {
+  std::string load = ReadFile("/proc/loadavg");
+  std::istringstream in(load);
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
 }
 
-std::string Key(uint64_t i) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "/bench/k%05llu", static_cast<unsigned long long>(i % 10'000));
-  return buf;
+struct Options {
+  bool quick = false;
+  std::string systems = "natcd,jetstream,etcd";
+  std::string workloads = "all";
+  std::string report_dir = "build/bench";
+  std::string nats_url;  // natcd already running there: natcd alone
+  std::string prefix = "natcd";
+  std::string natcd_bin;
+  std::string tmp_dir;
+  bool strict = false;  // exit 3 if the run had problems: for the smoke test
+};
+
+bool Wants(const Options& o, const std::string& system) {
+  std::stringstream list(o.systems);
+  std::string name;
+  while (std::getline(list, name, ',')) {
+    if (name == system) return true;
+  }
+  return false;
 }
 
-std::string PutBody(uint64_t i) {
-  static const std::string value(100, 'v');
-  std::string key = Key(i);
-  Natcd__V1__PutRequest put;
-  natcd__v1__put_request__init(&put);
-  put.key = View(key);
-  put.value = View(value);
-  return Pack(&put.base);
+// What a run has to say beside the table: problems (errors, timeouts,
+// lost events, a counter that disagrees) and plain information.
+struct Notes {
+  std::vector<std::string> lines;
+  int problems = 0;
+
+  void Problem(const std::string& system, const std::string& what) {
+    const std::string line = system + ": " + what;
+    fprintf(stderr, "natcd-bench: %s\n", line.c_str());
+    lines.push_back(line);
+    ++problems;
+  }
+  void Info(const std::string& line) { lines.push_back(line); }
+};
+
+// The figures a closed-loop workload reports.
+void RecordLoad(Report& report, const Workload& w, const std::string& system, const LoadResult& r) {
+  const std::map<Op, std::string> unit = {
+      {Op::kPut, "puts/s"},        {Op::kGet, "gets/s"},          {Op::kGetSerializable, "gets/s"},
+      {Op::kRange100, "ranges/s"}, {Op::kLeaseGrant, "grants/s"}, {Op::kKeepAlive, "keepalives/s"}};
+  const std::string rate = unit.count(w.op) ? unit.at(w.op) : "requests/s";
+  if (w.inflight == 1) {
+    report.Set(w.number, w.name, "p50 µs", false, 0, system, r.latency.Percentile(50) / 1e3);
+    report.Set(w.number, w.name, "p99 µs", false, 0, system, r.latency.Percentile(99) / 1e3);
+    report.Set(w.number, w.name, rate, true, 0, system, r.per_second());
+    return;
+  }
+  report.Set(w.number, w.name, rate, true, 0, system, r.per_second());
+  if (w.op == Op::kPut || w.op == Op::kGet) {
+    report.Set(w.number, w.name, "p99 µs", false, 0, system, r.latency.Percentile(99) / 1e3);
+  }
 }
 
-std::string GetBody(uint64_t i) {
-  std::string key = Key(i);
-  Natcd__V1__RangeRequest range;
-  natcd__v1__range_request__init(&range);
-  range.key = View(key);
-  return Pack(&range.base);
-}
-
-std::string Range100Body(uint64_t i) {
-  // 100 consecutive keys: /bench/kNNN00 .. /bench/kNNN99
-  char start[32], end[32];
-  unsigned long long block = (i % 100) * 100;
-  snprintf(start, sizeof start, "/bench/k%05llu", block);
-  snprintf(end, sizeof end, "/bench/k%05llu", block + 100);
-  std::string s(start), e(end);
-  Natcd__V1__RangeRequest range;
-  natcd__v1__range_request__init(&range);
-  range.key = View(s);
-  range.range_end = View(e);
-  return Pack(&range.base);
-}
-
-void Print(const std::string& name, const LoadResult& r) {
-  printf("%-14s %10.0f req/s  p50 %8.1f us  p99 %8.1f us  n=%llu errors=%llu timeouts=%llu\n",
-         name.c_str(), r.per_second(), Percentile(r.latencies_ns, 50) / 1e3,
-         Percentile(r.latencies_ns, 99) / 1e3, static_cast<unsigned long long>(r.completed),
+void PrintLoad(const std::string& system, const std::string& name, const LoadResult& r) {
+  printf("%-22s %-22s %10.0f/s  p50 %8.1f us  p99 %8.1f us  n=%llu errors=%llu timeouts=%llu\n",
+         system.c_str(), name.c_str(), r.per_second(), r.latency.Percentile(50) / 1e3,
+         r.latency.Percentile(99) / 1e3, static_cast<unsigned long long>(r.completed),
          static_cast<unsigned long long>(r.errors), static_cast<unsigned long long>(r.timeouts));
   fflush(stdout);
 }
 
-}  // namespace
+struct Cdfs {
+  std::vector<std::pair<std::string, Histogram>> series;
+};
 
-int main(int argc, char** argv) {
-  std::string url = "nats://127.0.0.1:4222";
-  std::string prefix = "natcd";
-  std::string workloads =
-      "put-seq,put-64,put-256,range-1,range-256,range100-64,keepalive-256,watch-1,watch-1000";
-  uint64_t total = 50'000;
-  int64_t max_ms = 10'000;
-  CLI::App app{"natcd-bench: request load over NATS against a running natcd"};
-  app.add_option("--nats-url", url, "NATS URL of the natcd deployment")->capture_default_str();
-  app.add_option("--prefix", prefix, "natcd subject prefix")->capture_default_str();
-  app.add_option("--workloads", workloads, "comma-separated workloads")->capture_default_str();
-  app.add_option("--requests", total, "requests per workload (bounded by --max-ms)")
-      ->capture_default_str();
-  app.add_option("--max-ms", max_ms, "longest run per workload")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+// Workloads 1-7 against one system.
+void RunSystem(Target& target, const std::vector<Workload>& workloads, const Scale& scale,
+               Report& report, Cdfs& cdfs, Notes* notes) {
+  const std::string system = target.name();
+  // The 10,000 keys the reads need.
+  const LoadResult fill = RunLoad(
+      target, {.op = Op::kPut, .inflight = 256, .first = 0, .total = kDataKeys, .max_ms = 120'000});
+  if (fill.completed - fill.errors < kDataKeys) {
+    notes->Problem(system, "filled only " + std::to_string(fill.completed - fill.errors) + " keys");
+  }
+  for (const Workload& w : workloads) {
+    switch (w.kind) {
+      case Kind::kLoad: {
+        if (!target.Supports(w.op)) break;
+        if (w.op == Op::kKeepAlive && !target.PrepareKeepAlive()) {
+          notes->Problem(system, "cannot grant the keep-alive lease");
+          break;
+        }
+        const LoadResult r = RunLoad(target, {.op = w.op,
+                                              .inflight = w.inflight,
+                                              .first = 0,
+                                              .total = scale.load_requests_max,
+                                              .max_ms = scale.load_ms});
+        PrintLoad(system, w.name, r);
+        if (r.errors > 0 || r.timeouts > 0) {
+          notes->Problem(system, w.name + ": " + std::to_string(r.errors) + " errors, " +
+                                     std::to_string(r.timeouts) + " unanswered");
+        }
+        RecordLoad(report, w, system, r);
+        if (w.op == Op::kPut && (w.inflight == 1 || w.inflight == 256)) {
+          cdfs.series.emplace_back(system + " " + w.name, r.latency);
+        }
+        break;
+      }
+      case Kind::kCas: {
+        const CasResult r = RunCas(target, w.inflight, scale.load_ms);
+        printf("%-22s %-22s %10.0f/s  conflicts %llu  errors %llu  counter %lld\n", system.c_str(),
+               w.name.c_str(), r.per_second(), static_cast<unsigned long long>(r.conflicts),
+               static_cast<unsigned long long>(r.errors), static_cast<long long>(r.final_value));
+        fflush(stdout);
+        // Every successful swap adds one: anything else is a lost update.
+        if (r.final_value != static_cast<int64_t>(r.increments)) {
+          notes->Problem(system, "cas-16: counter reads " + std::to_string(r.final_value) +
+                                     " after " + std::to_string(r.increments) +
+                                     " successful increments");
+        }
+        report.Set(w.number, w.name, "increments/s", true, 0, system, r.per_second());
+        break;
+      }
+      case Kind::kFanout:
+        for (int n : scale.watchers) {
+          const FanoutResult r = RunFanout(target, n, w.inflight, scale.watch_ms);
+          const std::string name = "watch-" + std::to_string(n);
+          printf(
+              "%-22s %-22s %10.0f ev/s  lag p50 %8.2f ms  p99 %8.2f ms  writes=%llu "
+              "delivered=%llu/%llu\n",
+              system.c_str(), name.c_str(), r.per_second(), r.lag.Percentile(50) / 1e6,
+              r.lag.Percentile(99) / 1e6, static_cast<unsigned long long>(r.writes),
+              static_cast<unsigned long long>(r.delivered),
+              static_cast<unsigned long long>(r.expected));
+          fflush(stdout);
+          if (r.expected == 0 || r.delivered != r.expected) {
+            notes->Problem(system, name + ": delivered " + std::to_string(r.delivered) + " of " +
+                                       std::to_string(r.expected) + " events");
+          }
+          if (r.expected == 0) continue;
+          report.Set(w.number, name, "events/s", true, 0, system, r.per_second());
+          report.Set(w.number, name, "p99 lag ms", false, 2, system, r.lag.Percentile(99) / 1e6);
+        }
+        break;
+      case Kind::kExpiry: {
+        if (!target.Supports(Op::kLeaseGrant)) break;
+        const ExpiryResult r =
+            RunExpiry(target, scale.expiry_leases, scale.expiry_ttl_s, scale.expiry_wait_s_max);
+        printf("%-22s %-22s %llu leases, %llu keys: gone %.2f s after due (setup %.1f s)\n",
+               system.c_str(), w.name.c_str(), static_cast<unsigned long long>(r.granted),
+               static_cast<unsigned long long>(r.attached), r.seconds_to_gone, r.setup_seconds);
+        fflush(stdout);
+        if (r.granted < scale.expiry_leases || r.attached < r.granted) {
+          notes->Problem(system, w.name + ": granted " + std::to_string(r.granted) + ", attached " +
+                                     std::to_string(r.attached) + " of " +
+                                     std::to_string(scale.expiry_leases));
+        }
+        if (r.seconds_to_gone < 0) {
+          notes->Problem(system, w.name + ": " + std::to_string(r.keys_left) +
+                                     " keys left after waiting " +
+                                     std::to_string(scale.expiry_wait_s_max) + " s");
+          break;
+        }
+        report.Set(w.number, w.name, "s until all keys gone", false, 2, system, r.seconds_to_gone);
+        break;
+      }
+      case Kind::kFootprint:
+        break;  // on fresh servers, after every system: see Footprint
+    }
+  }
+}
 
-  natsOptions* opts = nullptr;
-  natsOptions_Create(&opts);
-  natsOptions_SetURL(opts, url.c_str());
-  natsOptions_SetSendAsap(opts, true);
-  natsConnection* nc = nullptr;
-  natsStatus s = natsConnection_Connect(&nc, opts);
-  natsOptions_Destroy(opts);
-  if (s != NATS_OK) {
-    fprintf(stderr, "connect %s: %s\n", url.c_str(), natsStatus_GetText(s));
+// Workload 8 on a fresh server: fill `keys` distinct keys, then the server's
+// RSS and the bytes its data takes on disk.
+void RecordFootprint(Report& report, const std::string& system, Target& target, uint64_t keys,
+                     const Process& server, const std::string& data_dir, Notes* notes) {
+  const LoadResult r = RunLoad(
+      target, {.op = Op::kFill, .inflight = 256, .first = 0, .total = keys, .max_ms = 300'000});
+  if (r.completed - r.errors < keys) {
+    notes->Problem(system, "footprint: wrote " + std::to_string(r.completed - r.errors) + " of " +
+                               std::to_string(keys) + " keys");
+  }
+  const double rss = server.RssBytes() / kMiB;
+  const double disk = DiskBytes(data_dir) / kMiB;
+  printf("%-22s %-22s %llu keys in %.1f s: RSS %.1f MiB, disk %.1f MiB\n", system.c_str(),
+         "footprint", static_cast<unsigned long long>(r.completed - r.errors), r.seconds, rss,
+         disk);
+  fflush(stdout);
+  report.Set(8, "footprint", "server RSS MiB", false, 1, system, rss);
+  report.Set(8, "footprint", "disk MiB", false, 1, system, disk);
+}
+
+int Compare(const Options& o) {
+  const Scale scale = o.quick ? QuickScale() : FullScale();
+  std::string unknown;
+  auto selected = SelectWorkloads(o.workloads, &unknown);
+  if (!selected) {
+    fprintf(stderr, "natcd-bench: unknown workload %s\n", unknown.c_str());
+    return 2;
+  }
+  const std::vector<Workload> workloads = *selected;
+  auto chosen = [&](Kind kind) {
+    for (const auto& w : workloads) {
+      if (w.kind == kind) return true;
+    }
+    return false;
+  };
+  const int64_t started = NowNs();
+  const std::string load_before = LoadAverage();
+  Notes notes;
+
+  // natcd alone against a deployment that is already running.
+  if (!o.nats_url.empty()) {
+    natsConnection* nc = ConnectNats(o.nats_url);
+    if (nc == nullptr) return 1;
+    NatcdTarget natcd(nc, o.prefix);
+    Report report({"natcd"});
+    Cdfs cdfs;
+    RunSystem(natcd, workloads, scale, report, cdfs, &notes);
+    printf("\n%s", report.Text().c_str());
+    natsConnection_Destroy(nc);
+    return o.strict && notes.problems > 0 ? 3 : 0;
+  }
+
+  const std::string root = MakeTempDir("natcd-bench", o.tmp_dir);
+  if (root.empty()) {
+    fprintf(stderr, "natcd-bench: cannot create a temporary folder\n");
     return 1;
   }
-
-  // A lease to keep alive, and the keys the reads need.
-  int64_t lease = 0;
-  {
-    Natcd__V1__LeaseGrantRequest grant;
-    natcd__v1__lease_grant_request__init(&grant);
-    grant.ttl = 600;
-    std::string body = Pack(&grant.base);
-    natsMsg* reply = nullptr;
-    if (natsConnection_Request(&reply, nc, (prefix + ".lease.grant").c_str(), body.data(),
-                               static_cast<int>(body.size()), 5'000) == NATS_OK) {
-      auto* r = natcd__v1__lease_grant_response__unpack(
-          nullptr, natsMsg_GetDataLength(reply),
-          reinterpret_cast<const uint8_t*>(natsMsg_GetData(reply)));
-      if (r) lease = r->id;
-      natcd__v1__lease_grant_response__free_unpacked(r, nullptr);
-      natsMsg_Destroy(reply);
-    }
+  Deployment deployment(root, o.natcd_bin, SelfPath());
+  if (Deployment::NatsServerBinary().empty()) {
+    fprintf(stderr, "natcd-bench: nats-server not found (Debian package nats-server)\n");
+    return 1;
   }
-  LoadSpec fill{prefix + ".kv.put", PutBody, {}, 256, 10'000, 60'000};
-  LoadResult filled = natcd::bench::RunLoad(nc, fill);
-  printf("filled %llu keys in %.2f s\n", static_cast<unsigned long long>(filled.completed),
-         filled.seconds);
+  std::vector<std::string> systems;
+  if (Wants(o, "natcd")) systems.push_back("natcd");
+  bool with_etcd = Wants(o, "etcd");
+#ifndef NATCD_BENCH_ETCD
+  if (with_etcd) {
+    notes.Info("etcd: not compared: natcd-bench was built without grpc++ (libgrpc++-dev)");
+    with_etcd = false;
+  }
+#endif
+  if (with_etcd && Deployment::EtcdBinary().empty()) {
+    notes.Info("etcd: not compared: no etcd binary (Debian package etcd-server)");
+    with_etcd = false;
+  }
+  if (with_etcd) systems.push_back("etcd");
+  const bool with_js = Wants(o, "jetstream");
+  const bool sync_offered = with_js && deployment.NatsOffersSyncAlways();
+  if (with_js) systems.push_back("JetStream KV");
+  if (sync_offered) systems.push_back("JetStream KV (sync)");
+  if (with_js && !sync_offered) {
+    notes.Info(
+        "JetStream KV (sync): not measured: this nats-server (" +
+        FirstLine("'" + Deployment::NatsServerBinary() + "' --version") +
+        ") has no per-write sync (its config rejects `sync_interval: always`, added in 2.10)");
+  }
 
-  std::stringstream list(workloads);
-  std::string name;
-  while (std::getline(list, name, ',')) {
-    if (name.rfind("watch-", 0) == 0) {
-      int n = std::stoi(name.substr(6));
-      natcd::bench::FanoutResult r =
-          natcd::bench::RunWatchFanout(nc, prefix, n, 64, std::min<int64_t>(max_ms, 5'000));
-      printf("%-14s %10.0f ev/s   lag p50 %8.1f us  p99 %8.1f us  writes=%llu delivered=%llu\n",
-             name.c_str(), r.per_second(), Percentile(r.lag_ns, 50) / 1e3,
-             Percentile(r.lag_ns, 99) / 1e3, static_cast<unsigned long long>(r.writes),
-             static_cast<unsigned long long>(r.delivered));
-      fflush(stdout);
-      continue;
+  Report report(systems);
+  Cdfs cdfs;
+
+  // The shared nats-server: natcd, JetStream KV and the echo floor on it.
+  Process nats, echo, natcd_process;
+  const std::string url = deployment.StartNats(nats, "nats", false);
+  if (url.empty() || !deployment.StartEcho(echo, url)) return 1;
+  natsConnection* nc = ConnectNats(url);
+  if (nc == nullptr) return 1;
+
+  // The floors.
+  const FsyncResult fsync_floor = MeasureFsync(root, scale.fsync_ms);
+  if (!fsync_floor.error.empty()) notes.Problem("fsync floor", fsync_floor.error);
+  printf("%-22s %-22s %10.0f/s  p50 %8.1f us  p99 %8.1f us\n", "fsync floor", "fdatasync 100 B",
+         fsync_floor.per_second(), fsync_floor.latency.Percentile(50) / 1e3,
+         fsync_floor.latency.Percentile(99) / 1e3);
+  EchoTarget echo_target(nc, kEchoSubject);
+  std::map<int, LoadResult> echo_at;
+  for (int inflight : {1, 64, 256}) {
+    echo_at[inflight] = RunLoad(echo_target, {.op = Op::kPut,
+                                              .inflight = inflight,
+                                              .first = 0,
+                                              .total = scale.load_requests_max,
+                                              .max_ms = scale.load_ms});
+    PrintLoad("echo floor", "echo-" + std::to_string(inflight), echo_at[inflight]);
+  }
+  cdfs.series.emplace_back("echo floor (1 in flight)", echo_at[1].latency);
+
+  if (Wants(o, "natcd")) {
+    if (!deployment.StartNatcd(natcd_process, url, "natcd")) return 1;
+    NatcdTarget natcd(nc, o.prefix);
+    RunSystem(natcd, workloads, scale, report, cdfs, &notes);
+    natcd_process.Stop();
+  }
+#ifdef NATCD_BENCH_ETCD
+  if (with_etcd) {
+    Process etcd_process;
+    const std::string endpoint = deployment.StartEtcd(etcd_process, "etcd");
+    if (endpoint.empty()) return 1;
+    EtcdTarget etcd(endpoint);
+    if (!etcd.WaitReady(30'000)) {
+      fprintf(stderr, "natcd-bench: etcd does not answer:\n%s\n", etcd_process.LogTail().c_str());
+      return 1;
     }
-    LoadSpec spec;
-    spec.total = total;
-    spec.max_ms = max_ms;
-    auto dash = name.rfind('-');
-    std::string kind = name.substr(0, dash);
-    spec.inflight = name.substr(dash + 1) == "seq" ? 1 : std::stoi(name.substr(dash + 1));
-    if (kind == "put") {
-      spec.subject = prefix + ".kv.put";
-      spec.body = PutBody;
-    } else if (kind == "range") {
-      spec.subject = prefix + ".kv.range";
-      spec.body = GetBody;
-    } else if (kind == "range100") {
-      spec.subject = prefix + ".kv.range";
-      spec.body = Range100Body;
-    } else if (kind == "keepalive") {
-      char hex[32];
-      snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(lease));
-      spec.subject = prefix + ".lease.keepalive." + hex;
-      spec.body = [](uint64_t) { return std::string(); };
-    } else {
-      fprintf(stderr, "unknown workload %s\n", name.c_str());
-      return 2;
-    }
-    Print(name, natcd::bench::RunLoad(nc, spec));
+    RunSystem(etcd, workloads, scale, report, cdfs, &notes);
+  }
+#endif
+  if (with_js) {
+    JetStreamTarget js("JetStream KV", url);
+    if (!js.Open()) return 1;
+    RunSystem(js, workloads, scale, report, cdfs, &notes);
+  }
+  if (sync_offered) {
+    Process sync_nats;
+    const std::string sync_url = deployment.StartNats(sync_nats, "nats-sync", true);
+    JetStreamTarget js("JetStream KV (sync)", sync_url);
+    if (sync_url.empty() || !js.Open()) return 1;
+    RunSystem(js, workloads, scale, report, cdfs, &notes);
   }
   natsConnection_Destroy(nc);
+  echo.Stop();
+
+  // Workload 8, each system on a fresh server.
+  if (chosen(Kind::kFootprint)) {
+    const uint64_t keys = scale.footprint_keys;
+    if (Wants(o, "natcd")) {
+      Process fnats, fnatcd;
+      const std::string furl = deployment.StartNats(fnats, "footprint-nats", false);
+      if (!furl.empty() && deployment.StartNatcd(fnatcd, furl, "footprint-natcd")) {
+        natsConnection* fnc = ConnectNats(furl);
+        NatcdTarget natcd(fnc, o.prefix);
+        RecordFootprint(report, "natcd", natcd, keys, fnatcd, root + "/footprint-natcd", &notes);
+        report.Set(8, "footprint", "nats-server RSS MiB (beside natcd)", false, 1, "natcd",
+                   fnats.RssBytes() / kMiB);
+        natsConnection_Destroy(fnc);
+      }
+    }
+#ifdef NATCD_BENCH_ETCD
+    if (with_etcd) {
+      Process fetcd;
+      const std::string endpoint = deployment.StartEtcd(fetcd, "footprint-etcd");
+      EtcdTarget etcd(endpoint);
+      if (!endpoint.empty() && etcd.WaitReady(30'000)) {
+        RecordFootprint(report, "etcd", etcd, keys, fetcd, root + "/footprint-etcd", &notes);
+      }
+    }
+#endif
+    if (with_js) {
+      Process fnats;
+      const std::string furl = deployment.StartNats(fnats, "footprint-js", false);
+      JetStreamTarget js("JetStream KV", furl);
+      if (!furl.empty() && js.Open()) {
+        RecordFootprint(report, "JetStream KV", js, keys, fnats, root + "/footprint-js", &notes);
+      }
+    }
+  }
+
+  // The floors beside the figures they limit.
+  const double fsync_p50_us = fsync_floor.latency.Percentile(50) / 1e3;
+  const double echo_p50_us = echo_at[1].latency.Percentile(50) / 1e3;
+  report.SetFloor("put-seq", "p50 µs", false, 0, fsync_p50_us + echo_p50_us,
+                  "fsync p50 + echo p50");
+  report.SetFloor("put-64", "puts/s", true, 0, echo_at[64].per_second(), "echo, 64 in flight");
+  report.SetFloor("put-256", "puts/s", true, 0, echo_at[256].per_second(), "echo, 256 in flight");
+  report.SetFloor("get-256", "gets/s", true, 0, echo_at[256].per_second(), "echo, 256 in flight");
+  report.SetFloor("get-256-serializable", "gets/s", true, 0, echo_at[256].per_second(),
+                  "echo, 256 in flight");
+  report.SetFloor("range100-64", "ranges/s", true, 0, echo_at[64].per_second(),
+                  "echo, 64 in flight");
+  report.SetFloor("keepalive-256", "keepalives/s", true, 0, echo_at[256].per_second(),
+                  "echo, 256 in flight");
+  report.SetFloor("echo-1", "p50 µs", false, 0, echo_p50_us, "nats.c echo service, 1 in flight");
+  report.SetFloor("echo-1", "p99 µs", false, 0, echo_at[1].latency.Percentile(99) / 1e3, "");
+  report.SetFloor("echo-64", "requests/s", true, 0, echo_at[64].per_second(), "");
+  report.SetFloor("echo-256", "requests/s", true, 0, echo_at[256].per_second(), "");
+  report.SetFloor("fsync", "p50 µs", false, 0, fsync_p50_us, "fdatasync of a 100-byte append");
+  report.SetFloor("fsync", "syncs/s", true, 0, fsync_floor.per_second(), "");
+
+  const double elapsed_s = (NowNs() - started) / 1e9;
+  const std::string load_after = LoadAverage();
+  printf("\n%s\n", report.Text().c_str());
+  printf("load average (1 5 15 min): before %s, after %s; %.0f s in all\n", load_before.c_str(),
+         load_after.c_str(), elapsed_s);
+
+  // report.md and the plot.
+  std::string plot_error;
+  const bool plotted = PlotCdf(o.report_dir, "put-latency-cdf.svg",
+                               "put latency CDF (1 and 256 in flight)", cdfs.series, &plot_error);
+  if (!plotted) notes.Info("plot: " + plot_error);
+  std::ostringstream md;
+  char when[64];
+  const time_t now = time(nullptr);
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  md << "# natcd side by side with etcd and NATS JetStream KV\n\n"
+     << "Written by `natcd-bench" << (o.quick ? " --quick" : "") << "` (`make bench-compare`) on "
+     << when << ", " << elapsed_s << " s. One machine, " << sysconf(_SC_NPROCESSORS_ONLN)
+     << " cores shared by the clients and every server; load average (1, 5, 15 min) " << load_before
+     << " before, " << load_after << " after. Single member each, on loopback.\n\n"
+     << "- natcd: " << FirstLine("'" + o.natcd_bin + "' --version") << "\n"
+     << "- nats-server: " << FirstLine("'" + Deployment::NatsServerBinary() + "' --version")
+     << "\n";
+  if (with_etcd)
+    md << "- etcd: " << FirstLine("'" + Deployment::EtcdBinary() + "' --version") << "\n";
+  md << "\n## Durability, as each system ran\n\n"
+     << "- **natcd**: default settings; replies to a write after its group commit is fsynced "
+        "(SQLite WAL, one fsync per batch of writes).\n";
+  if (with_etcd) {
+    md << "- **etcd**: default settings; fsyncs its WAL before it acknowledges each commit "
+          "(batched by raft).\n";
+  }
+  if (with_js) {
+    md << "- **JetStream KV**: as shipped, file storage; acknowledges a write once it is in the "
+          "file, without fsync (the server syncs every 2 minutes by default): a power loss can "
+          "lose acknowledged writes.\n";
+  }
+  if (sync_offered) {
+    md << "- **JetStream KV (sync)**: `sync_interval: always`: fsync before each "
+          "acknowledgement.\n";
+  } else if (with_js) {
+    md << "- JetStream KV with per-write sync: not measured, this nats-server has no such "
+          "setting (`sync_interval: always` came in nats-server 2.10).\n";
+  }
+  md << "\n## Figures\n\n"
+     << "↑: higher is better, ↓: lower is better. Ratios are natcd's figure divided by the "
+        "other's (for ↓ rows, below 1 means natcd is better). n/a: the system has no such "
+        "operation (JetStream KV: leases, range reads, serializable reads). Values are 100 "
+        "bytes over 10,000 keys; each load runs "
+     << scale.load_ms / 1000.0 << " s; lease expiry with " << scale.expiry_leases
+     << " leases; footprint after " << scale.footprint_keys << " keys on a fresh server.\n\n"
+     << report.MarkdownTable() << "\n"
+     << "Floors: `put-seq` p50 against fsync p50 + echo p50; request rates against the "
+        "nats.c echo service with as many requests in flight.\n\n";
+  if (plotted) md << "![put latency CDF](put-latency-cdf.svg)\n\n";
+  md << "## The issue's goals\n\n| goal | measured | met |\n| --- | --- | --- |\n";
+  for (const Goal& g : report.Goals()) {
+    md << "| " << g.text << " | " << g.measured << " | "
+       << (g.met ? (*g.met ? "yes" : "**no**") : "—") << " |\n";
+  }
+  md << "\n## How each system was driven\n\n"
+     << "Every workload is one piece of code against a target interface; closed loops keep "
+        "N requests in flight on one connection. natcd: etcd's protobuf messages on natcd's "
+        "NATS subjects (nats.c). etcd: the same encoded messages through grpc++'s generic "
+        "stub to etcd's gRPC methods; keep-alives on one LeaseKeepAlive stream per request "
+        "in flight; watchers on one Watch stream. JetStream KV: bucket, counter and checks "
+        "through nats.c's kvStore API; pipelined puts and gets send the messages "
+        "kvStore_Put and kvStore_Get send (a JetStream publish, a direct get); watchers are "
+        "the ordered consumers kvStore_Watch creates. Compare-and-swap: 16 threads, each "
+        "reading the counter and swapping it with a txn (natcd, etcd) or kvStore_Update "
+        "(JetStream); the counter is checked against the successful swaps. Watch lag: from "
+        "the writer sending a put to a watcher receiving the event.\n";
+  if (!notes.lines.empty()) {
+    md << "\n## Notes from this run\n\n";
+    for (const auto& n : notes.lines) md << "- " << n << "\n";
+  }
+  const std::string report_path = o.report_dir + "/report.md";
+  std::ofstream(report_path) << md.str();
+  printf("report: %s%s\n", report_path.c_str(), plotted ? " (with put-latency-cdf.svg)" : "");
+  for (const auto& n : notes.lines) printf("note: %s\n", n.c_str());
+  RemoveTree(root);
   nats_Close();
-  return 0;
+  return o.strict && notes.problems > 0 ? 3 : 0;
+}
+
+}  // namespace
+}  // namespace natcd::bench
+
+int main(int argc, char** argv) {
+  using natcd::bench::Options;
+  Options o;
+  std::string echo_url, echo_subject = natcd::bench::kEchoSubject;
+  CLI::App app{"natcd-bench: natcd side by side with etcd and NATS JetStream KV"};
+  app.add_flag("--quick", o.quick, "small sizes: the whole run in under two minutes");
+  app.add_option("--systems", o.systems, "comma-separated: natcd, jetstream, etcd")
+      ->capture_default_str();
+  app.add_option("--workloads", o.workloads, "comma-separated workload names, or all")
+      ->capture_default_str();
+  app.add_option("--report-dir", o.report_dir, "where report.md and the plot go")
+      ->capture_default_str();
+  app.add_option("--nats-url", o.nats_url,
+                 "run against the natcd already serving at this URL (natcd alone)");
+  app.add_option("--prefix", o.prefix, "natcd subject prefix")->capture_default_str();
+  app.add_option("--natcd-bin", o.natcd_bin, "the natcd to start (default: beside natcd-bench)");
+  app.add_option("--tmp-dir", o.tmp_dir, "where the servers' data goes (default $TMPDIR or /tmp)");
+  app.add_flag("--strict", o.strict,
+               "exit with 3 if any request failed, went unanswered or an event was lost");
+  CLI::App* echo =
+      app.add_subcommand("echo-server", "the echo floor's service (started by the bench)");
+  echo->add_option("--nats-url", echo_url)->required();
+  echo->add_option("--subject", echo_subject)->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (echo->parsed()) return natcd::bench::RunEchoServer(echo_url, echo_subject);
+  if (o.natcd_bin.empty()) o.natcd_bin = natcd::bench::Dirname(natcd::bench::SelfPath()) + "/natcd";
+  std::error_code ec;
+  std::filesystem::create_directories(o.report_dir, ec);
+  return natcd::bench::Compare(o);
 }

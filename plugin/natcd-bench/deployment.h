@@ -1,0 +1,53 @@
+// The servers of one comparison, all on loopback, each keeping its data and
+// log in one temporary folder: nats-server with JetStream (optionally with
+// per-write sync), natcd attached to it, etcd, and the echo service.
+//
+// Thread safety: none; one thread starts and stops servers.
+#pragma once
+
+#include <string>
+
+#include "plugin/natcd-bench/process.h"
+
+namespace natcd::bench {
+
+inline constexpr const char* kEchoSubject = "natcdbench.echo";
+
+class Deployment {
+ public:
+  // root: the folder for data and logs; natcd_bin: the natcd to start;
+  // bench_bin: the natcd-bench whose echo-server subcommand is the floor.
+  Deployment(std::string root, std::string natcd_bin, std::string bench_bin)
+      : root_(std::move(root)),
+        natcd_bin_(std::move(natcd_bin)),
+        bench_bin_(std::move(bench_bin)) {}
+
+  // nats-server with JetStream storing in <root>/<name>; sync_always adds
+  // per-write sync (sync_interval: always). Returns its URL, "" on failure.
+  std::string StartNats(Process& p, const std::string& name, bool sync_always) const;
+  // natcd with its defaults (durable), data in <root>/<name>.
+  bool StartNatcd(Process& p, const std::string& url, const std::string& name) const;
+  // etcd with its defaults (fsync per commit), data in <root>/<name>.
+  // Returns "127.0.0.1:<client port>", "" on failure.
+  std::string StartEtcd(Process& p, const std::string& name) const;
+  bool StartEcho(Process& p, const std::string& url) const;
+  // Whether this nats-server accepts per-write sync (nats-server 2.10+).
+  bool NatsOffersSyncAlways() const;
+
+  static std::string NatsServerBinary();
+  static std::string EtcdBinary();  // "" if etcd is not installed
+  const std::string& root() const { return root_; }
+
+ private:
+  const std::string root_;
+  const std::string natcd_bin_;
+  const std::string bench_bin_;
+};
+
+// The first line a command prints (stdout and stderr); "" if it cannot run.
+std::string FirstLine(const std::string& command);
+// This program's path, from /proc/self/exe.
+std::string SelfPath();
+std::string Dirname(const std::string& path);
+
+}  // namespace natcd::bench
