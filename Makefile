@@ -5,6 +5,7 @@
 #   make test       install what is missing, build, run every test
 #   make asan       every test again under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      install what is missing, build, run the benchmarks
+#   make bench-compare  natcd side by side with etcd and JetStream KV (mk/bench_compare.mk)
 #   make format     clang-format every C/C++ file
 #
 # Out-of-source (BUILD, default build/), parallel by default, header

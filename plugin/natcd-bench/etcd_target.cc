@@ -16,6 +16,10 @@
 namespace natcd::bench {
 namespace {
 
+// The longest a unary call may take: far beyond any load's latency, short
+// enough that a stuck etcd cannot hold a run for long.
+constexpr int kCallDeadlineS = 30;
+
 const char* MethodOf(Call call) {
   switch (call) {
     case Call::kPut:
@@ -80,11 +84,12 @@ class Stream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::Byte
     if (writes_.size() == 1) StartWrite(&writes_.front());
   }
 
-  // Cancels the stream and waits (bounded) until gRPC is done with it.
-  void Finish() {
+  // Cancels the stream and waits (bounded) until gRPC is done with it;
+  // false if it is not, and then the stream must not be destroyed.
+  bool Finish() {
     ctx_.TryCancel();
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return done_; });
+    return done_cv_.wait_for(lock, std::chrono::seconds(kCallDeadlineS), [&] { return done_; });
   }
 
   void OnReadDone(bool ok) override {
@@ -139,23 +144,40 @@ struct EtcdTarget::Impl {
     grpc::ByteBuffer response;
   };
 
+  // Unary calls not yet completed; EndLoad waits for none.
+  std::mutex calls_mu;
+  std::condition_variable calls_cv;
+  int64_t calls_outstanding = 0;  // protected by calls_mu
+
   void Unary(Call call, const std::string& body,
              std::function<void(bool, const std::string&)> done) {
+    {
+      std::lock_guard<std::mutex> lock(calls_mu);
+      ++calls_outstanding;
+    }
     auto* state = new UnaryState;
+    // Every call ends, answered or not, so its state is always freed.
+    state->ctx.set_deadline(std::chrono::system_clock::now() +
+                            std::chrono::seconds(kCallDeadlineS));
     state->request = ToBuffer(body);
     stub->UnaryCall(&state->ctx, MethodOf(call), grpc::StubOptions(), &state->request,
-                    &state->response, [state, done = std::move(done)](grpc::Status status) {
+                    &state->response, [this, state, done = std::move(done)](grpc::Status status) {
                       const std::string reply = status.ok() ? FromBuffer(state->response) : "";
                       done(status.ok(), reply);
                       delete state;
+                      std::lock_guard<std::mutex> lock(calls_mu);
+                      if (--calls_outstanding == 0) calls_cv.notify_all();
                     });
   }
 
   bool Sync(Call call, const std::string& body, std::string* reply) {
-    std::promise<std::pair<bool, std::string>> promise;
-    auto future = promise.get_future();
-    Unary(call, body, [&promise](bool ok, const std::string& r) { promise.set_value({ok, r}); });
-    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return false;
+    // Shared with the completion, which may outlive a caller that gave up.
+    auto promise = std::make_shared<std::promise<std::pair<bool, std::string>>>();
+    auto future = promise->get_future();
+    Unary(call, body, [promise](bool ok, const std::string& r) { promise->set_value({ok, r}); });
+    if (future.wait_for(std::chrono::seconds(kCallDeadlineS + 5)) != std::future_status::ready) {
+      return false;
+    }
     auto [ok, r] = future.get();
     *reply = std::move(r);
     return ok;
@@ -225,10 +247,17 @@ void EtcdTarget::Issue(int slot, Op op, uint64_t i) {
 }
 
 void EtcdTarget::EndLoad() {
-  for (auto& stream : impl_->keepalive_streams) {
-    if (stream != nullptr) stream->Finish();
+  Impl& impl = *impl_;
+  for (auto& stream : impl.keepalive_streams) {
+    // A stream gRPC is not done with must outlive it: leak it, not crash.
+    if (stream != nullptr && !stream->Finish()) (void)stream.release();
   }
-  impl_->keepalive_streams.clear();
+  impl.keepalive_streams.clear();
+  // No reply may reach the sink after this: every unary call has a
+  // deadline, so this wait ends.
+  std::unique_lock<std::mutex> lock(impl.calls_mu);
+  impl.calls_cv.wait_for(lock, std::chrono::seconds(kCallDeadlineS + 5),
+                         [&] { return impl.calls_outstanding == 0; });
 }
 
 bool EtcdTarget::PrepareKeepAlive() {
@@ -309,7 +338,7 @@ void EtcdTarget::CloseWatchers() {
     impl.event_sink = nullptr;
   }
   if (impl.watch_stream != nullptr) {
-    impl.watch_stream->Finish();
+    if (!impl.watch_stream->Finish()) (void)impl.watch_stream.release();
     impl.watch_stream.reset();
   }
 }

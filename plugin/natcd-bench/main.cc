@@ -446,10 +446,11 @@ int Compare(const Options& o) {
   strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
   md << "# natcd side by side with etcd and NATS JetStream KV\n\n"
      << "Written by `natcd-bench" << (o.quick ? " --quick" : "") << "` (`make bench-compare`) on "
-     << when << ", " << elapsed_s << " s. One machine, " << sysconf(_SC_NPROCESSORS_ONLN)
+     << when << ", " << FormatValue(elapsed_s, 0) << " s. One machine, "
+     << sysconf(_SC_NPROCESSORS_ONLN)
      << " cores shared by the clients and every server; load average (1, 5, 15 min) " << load_before
      << " before, " << load_after << " after. Single member each, on loopback.\n\n"
-     << "- natcd: " << FirstLine("'" + o.natcd_bin + "' --version") << "\n"
+     << "- natcd: " << o.natcd_bin << "\n"
      << "- nats-server: " << FirstLine("'" + Deployment::NatsServerBinary() + "' --version")
      << "\n";
   if (with_etcd)
@@ -463,8 +464,8 @@ int Compare(const Options& o) {
   }
   if (with_js) {
     md << "- **JetStream KV**: as shipped, file storage; acknowledges a write once it is in the "
-          "file, without fsync (the server syncs every 2 minutes by default): a power loss can "
-          "lose acknowledged writes.\n";
+          "file, without fsync (its `sync_interval` defaults to 2 minutes): a power loss can "
+          "lose writes it acknowledged.\n";
   }
   if (sync_offered) {
     md << "- **JetStream KV (sync)**: `sync_interval: always`: fsync before each "
@@ -478,11 +479,15 @@ int Compare(const Options& o) {
         "other's (for ↓ rows, below 1 means natcd is better). n/a: the system has no such "
         "operation (JetStream KV: leases, range reads, serializable reads). Values are 100 "
         "bytes over 10,000 keys; each load runs "
-     << scale.load_ms / 1000.0 << " s; lease expiry with " << scale.expiry_leases
-     << " leases; footprint after " << scale.footprint_keys << " keys on a fresh server.\n\n"
+     << scale.load_ms / 1000.0 << " s; lease expiry with "
+     << FormatValue(static_cast<double>(scale.expiry_leases), 0) << " leases (TTL "
+     << scale.expiry_ttl_s << " s), from the moment the last one is due; footprint after "
+     << FormatValue(static_cast<double>(scale.footprint_keys), 0) << " keys on a fresh server.\n\n"
      << report.MarkdownTable() << "\n"
      << "Floors: `put-seq` p50 against fsync p50 + echo p50; request rates against the "
-        "nats.c echo service with as many requests in flight.\n\n";
+        "nats.c echo service with as many requests in flight. The echo service is a NATS "
+        "client like natcd, so a request crosses nats-server twice; JetStream KV is inside "
+        "nats-server and can beat this floor.\n\n";
   if (plotted) md << "![put latency CDF](put-latency-cdf.svg)\n\n";
   md << "## The issue's goals\n\n| goal | measured | met |\n| --- | --- | --- |\n";
   for (const Goal& g : report.Goals()) {

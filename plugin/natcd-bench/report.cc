@@ -177,8 +177,9 @@ std::vector<Goal> Report::Goals() const {
     if (ours && bound) {
       g.met = at_least ? *ours >= *bound : *ours <= *bound;
       char buf[160];
-      snprintf(buf, sizeof buf, "%s vs %s", FormatValue(*ours, 1).c_str(),
-               FormatValue(*bound, 1).c_str());
+      // Whole numbers for rates, a decimal for small figures (ms, MiB).
+      auto figure = [](double v) { return FormatValue(v, v >= 1'000 ? 0 : 1); };
+      snprintf(buf, sizeof buf, "%s vs %s", figure(*ours).c_str(), figure(*bound).c_str());
       g.measured = std::string(buf) + " " + how;
     } else {
       g.measured = "not measured";
@@ -222,12 +223,13 @@ std::vector<Goal> Report::Goals() const {
 bool PlotCdf(const std::string& dir, const std::string& svg_name, const std::string& title,
              const std::vector<std::pair<std::string, Histogram>>& series, std::string* error) {
   std::ostringstream script;
-  script << "set terminal svg size 900,540 dynamic enhanced font 'sans,12' background rgb 'white'\n"
-         << "set output '" << dir << "/" << svg_name << "'\n"
-         << "set title '" << title << "'\n"
-         << "set logscale x\nset grid\nset key right bottom\n"
-         << "set xlabel 'latency (µs, log scale)'\nset ylabel 'fraction of requests'\n"
-         << "set yrange [0:1]\nplot ";
+  script
+      << "set terminal svg size 1000,540 dynamic enhanced font 'sans,12' background rgb 'white'\n"
+      << "set output '" << dir << "/" << svg_name << "'\n"
+      << "set title '" << title << "'\n"
+      << "set logscale x\nset grid\nset key outside right top\n"
+      << "set xlabel 'latency (µs, log scale)'\nset ylabel 'fraction of requests'\n"
+      << "set yrange [0:1]\nplot ";
   int n = 0;
   for (const auto& [label, histogram] : series) {
     if (histogram.count() == 0) continue;
