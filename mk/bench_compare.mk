@@ -14,7 +14,7 @@
 #                                   (BENCH_ARGS=--quick: the short run)
 #
 # etcd and grpc++ are not in DEB_PACKAGES: `make test` on a fresh machine
-# would install ~150 MB more for one smoke test. See README.md.
+# would install roughly 100 MB more for one smoke test. See README.md.
 
 BENCH_COMPARE_PACKAGES := etcd-server libgrpc++-dev gnuplot-nox
 

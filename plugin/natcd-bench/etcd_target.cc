@@ -128,7 +128,7 @@ struct EtcdTarget::Impl {
   ReplySink* sink = nullptr;
   std::vector<int64_t> leases;
   int64_t keepalive_lease = 0;
-  int64_t lease_ttl_s = 60;
+  int64_t lease_ttl_s = kGrantTtlS;
   // One LeaseKeepAlive stream per slot, opened by its first keep-alive.
   std::vector<std::unique_ptr<Stream>> keepalive_streams;
   std::unique_ptr<Stream> watch_stream;

@@ -49,7 +49,7 @@ class NatcdTarget final : public Target {
   std::vector<uint64_t> slot_request_;
   std::vector<int64_t> leases_;  // lease of kLeaseGrant request i
   int64_t keepalive_lease_ = 0;
-  int64_t lease_ttl_s_ = 60;
+  int64_t lease_ttl_s_ = kGrantTtlS;
 
   // Watchers.
   EventSink* event_sink_ = nullptr;

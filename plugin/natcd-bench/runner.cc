@@ -144,6 +144,7 @@ ExpiryResult RunExpiry(Target& target, uint64_t leases, int64_t ttl_s, int64_t w
   const LoadResult attached = RunLoad(target, attach);
   result.attached = attached.completed - attached.errors;
   result.setup_seconds = (NowNs() - start) / 1e9;
+  target.SetLeaseTtl(kGrantTtlS);
   if (result.attached == 0) return result;
   const int64_t give_up = all_due + wait_s_max * 1'000'000'000;
   while (NowNs() < give_up) {
@@ -155,7 +156,6 @@ ExpiryResult RunExpiry(Target& target, uint64_t leases, int64_t ttl_s, int64_t w
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  target.SetLeaseTtl(60);
   return result;
 }
 

@@ -60,7 +60,7 @@ class Target {
   // ReserveLeases before the load) for Op::kPutLeased.
   virtual bool PrepareKeepAlive() { return false; }
   virtual void ReserveLeases(uint64_t /*leases*/) {}
-  // TTL of the leases Op::kLeaseGrant grants.
+  // TTL of the leases Op::kLeaseGrant grants (kGrantTtlS unless set).
   virtual void SetLeaseTtl(int64_t /*seconds*/) {}
 
   // The compare-and-swap counter: sync calls, any thread.

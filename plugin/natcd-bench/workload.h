@@ -33,6 +33,8 @@ inline constexpr uint64_t kDataKeys = 10'000;
 inline constexpr uint64_t kWatchKeys = 1'000;
 inline constexpr uint64_t kRangeKeys = 100;
 inline constexpr size_t kValueBytes = 100;
+// TTL of the leases the grant workload takes: none expires during a run.
+inline constexpr int64_t kGrantTtlS = 60;
 
 // The index part of a key: six digits, zero-padded.
 std::string KeyIndex(uint64_t i);
