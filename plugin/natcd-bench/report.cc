@@ -211,8 +211,9 @@ std::vector<Goal> Report::Goals() const {
   judge("watch fan-out to 100 watchers >= 2x etcd's events/s",
         Get("watch-100", "events/s", "natcd"), times(Get("watch-100", "events/s", "etcd"), 2), true,
         "(natcd vs 2 x etcd)");
-  judge("watch fan-out to 100 watchers: p99 lag <= etcd's", Get("watch-100", "p99 lag ms", "natcd"),
-        Get("watch-100", "p99 lag ms", "etcd"), false, "ms (natcd vs etcd)");
+  judge("watch fan-out to 100 watchers: p99 lag <= etcd's (paced writer)",
+        Get("watch-100", "p99 lag ms (paced)", "natcd"),
+        Get("watch-100", "p99 lag ms (paced)", "etcd"), false, "ms (natcd vs etcd)");
   judge("keepalives >= 3x etcd", Get("keepalive-256", "keepalives/s", "natcd"),
         times(Get("keepalive-256", "keepalives/s", "etcd"), 3), true, "(natcd vs 3 x etcd)");
   judge("RSS after 100,000 keys <= JetStream KV's", Get("footprint", "server RSS MiB", "natcd"),

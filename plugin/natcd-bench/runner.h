@@ -23,9 +23,17 @@ struct CasResult {
 };
 CasResult RunCas(Target& target, int clients, int64_t duration_ms);
 
-// Workload 6: `watchers` watchers of one prefix, one writer with
-// `inflight` puts outstanding for duration_ms; then waits (up to 10 s) for
-// every watcher to have every event. Lag: write send time to delivery.
+// Workload 6: `watchers` watchers of one prefix and one writer with up to
+// `window` puts in flight for duration_ms, then a wait (up to 10 s) until
+// every watcher has every event. Lag: from sending a put to a watcher
+// receiving its event.
+//
+// Unpaced, the writer goes as fast as puts are answered: the events/s is
+// the system's fan-out capacity, but when the watchers fall behind, the lag
+// is that of a queue growing for as long as the run lasts. Paced, the writer
+// also never has more than `window` puts' events undelivered, so it runs as
+// fast as the slowest watcher keeps up, and the lag is the system's at a
+// rate it sustains.
 struct FanoutResult {
   int watchers = 0;
   uint64_t writes = 0;
@@ -35,7 +43,7 @@ struct FanoutResult {
   Histogram lag;           // a sample: every watchers-th event
   double per_second() const { return seconds > 0 ? delivered / seconds : 0; }
 };
-FanoutResult RunFanout(Target& target, int watchers, int inflight, int64_t duration_ms);
+FanoutResult RunFanout(Target& target, int watchers, int window, int64_t duration_ms, bool paced);
 
 // Workload 7's mass expiry: grants `leases` leases with ttl_s, puts one key
 // on each, and measures how long after the last lease was due every key is

@@ -113,7 +113,7 @@ TEST_P(TargetTest, CompareAndSwapLosesNoUpdate) {
 }
 
 TEST_P(TargetTest, EveryWatcherSeesEveryEvent) {
-  const FanoutResult r = RunFanout(*target_, 3, 8, 300);
+  const FanoutResult r = RunFanout(*target_, 3, 8, 300, /*paced=*/true);
   EXPECT_GT(r.writes, 0u);
   EXPECT_EQ(r.expected, r.writes * 3);
   EXPECT_EQ(r.delivered, r.expected);
