@@ -1,12 +1,17 @@
 #include "plugin/natcd-bench/floors.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "plugin/natcd-bench/clock.h"
 
@@ -60,7 +65,7 @@ void EchoTarget::Issue(int slot, Op op, uint64_t i) {
   requests_.Send(slot, subject_.c_str(), body.data(), static_cast<int>(body.size()));
 }
 
-FsyncResult MeasureFsync(const std::string& dir, int64_t duration_ms) {
+FsyncResult MeasureFsync(const std::string& dir, int64_t duration_ms, int busy_cpus) {
   FsyncResult result;
   const std::string path = dir + "/fsync-floor";
   const int fd = open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
@@ -81,6 +86,18 @@ FsyncResult MeasureFsync(const std::string& dir, int64_t duration_ms) {
   }
   if (result.error.empty() && fsync(fd) != 0) result.error = path + ": " + strerror(errno);
   const std::string record = ValueOf(0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  for (int c = 0; c < busy_cpus; ++c) {
+    spinners.emplace_back([&stop] {
+      // SCHED_IDLE: keeps the vCPU awake, yet gives way at once to the
+      // thread that measures (a normal thread would cost it a time slice).
+      sched_param param{};
+      pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
   const int64_t start = NowNs();
   const int64_t deadline = start + duration_ms * 1'000'000;
   off_t at = 0;
@@ -96,6 +113,8 @@ FsyncResult MeasureFsync(const std::string& dir, int64_t duration_ms) {
     at = (at + kStride) % kFileBytes;
   }
   result.seconds = (NowNs() - start) / 1e9;
+  stop = true;
+  for (auto& t : spinners) t.join();
   close(fd);
   unlink(path.c_str());
   return result;
