@@ -494,8 +494,9 @@ int Compare(const Options& o) {
   if (with_etcd)
     md << "- etcd: " << FirstLine("'" + Deployment::EtcdBinary() + "' --version") << "\n";
   md << "\n## Durability, as each system ran\n\n"
-     << "- **natcd**: default settings; replies to a write after its group commit is fsynced "
-        "(SQLite WAL, one fsync per batch of writes).\n";
+     << "- **natcd**: default settings, a single member; replies to a write after the Raft "
+        "log entry holding it, and the state it produces, are fsynced (one SQLite transaction "
+        "and one fsync per batch of entries).\n";
   if (with_etcd) {
     md << "- **etcd**: default settings; fsyncs its WAL before it acknowledges each commit "
           "(batched by raft).\n";
