@@ -49,6 +49,9 @@ int64_t Histogram::Percentile(double p) const {
   // Nearest rank, at least the first value.
   const uint64_t rank =
       std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(p / 100.0 * count_ - 1e-9)));
+  // The first and the last value are known exactly.
+  if (rank == 1) return min_;
+  if (rank >= count_) return max_;
   uint64_t seen = 0;
   for (int b = 0; b < kBuckets; ++b) {
     seen += counts_[b];
@@ -66,7 +69,8 @@ std::vector<std::pair<int64_t, double>> Histogram::Cdf() const {
   for (int b = 0; b < kBuckets && seen < count_; ++b) {
     if (counts_[b] == 0) continue;
     seen += counts_[b];
-    const int64_t top = std::clamp(BucketLow(b) + BucketWidth(b) - 1, min_, max_);
+    // Width - 1 first: the last bucket ends at INT64_MAX.
+    const int64_t top = std::clamp(BucketLow(b) + (BucketWidth(b) - 1), min_, max_);
     points.emplace_back(top, static_cast<double>(seen) / count_);
   }
   return points;

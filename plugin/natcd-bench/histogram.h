@@ -7,8 +7,8 @@
 // exactly.
 //
 // Min, max, count and mean are exact; percentiles are exact below 128 ns
-// and otherwise the midpoint of the bucket holding the nearest-rank value,
-// clamped to [min, max].
+// and for the first and last value (p0, p100), and otherwise the midpoint
+// of the bucket holding the nearest-rank value, clamped to [min, max].
 //
 // Thread safety: none; record from one thread or under a lock, or record
 // into one histogram per thread and Merge.
@@ -43,7 +43,9 @@ class Histogram {
   // Bucket arithmetic, public for tests.
   static constexpr int kSubBucketBits = 7;
   static constexpr int kHalf = 1 << (kSubBucketBits - 1);  // 64 buckets per octave
-  static constexpr int kBuckets = (64 - kSubBucketBits + 1) * kHalf + kHalf * 2;
+  // Values below 2 * kHalf, then kHalf buckets for each shift 1 .. 56 (the
+  // largest int64 has 63 bits: 63 - kSubBucketBits).
+  static constexpr int kBuckets = 2 * kHalf + (63 - kSubBucketBits) * kHalf;
   static int BucketOf(int64_t value);
   static int64_t BucketLow(int bucket);    // smallest value in the bucket
   static int64_t BucketWidth(int bucket);  // number of values in it

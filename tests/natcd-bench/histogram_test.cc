@@ -48,6 +48,15 @@ TEST(HistogramTest, NegativeCountsAsZero) {
   EXPECT_EQ(h.max(), 0);
 }
 
+TEST(HistogramTest, ExtremeValues) {
+  Histogram h;
+  h.Record(0);
+  h.Record(INT64_MAX);
+  EXPECT_EQ(h.Percentile(100), INT64_MAX);
+  EXPECT_EQ(h.Percentile(50), 0);
+  EXPECT_EQ(h.Cdf().back().first, INT64_MAX);
+}
+
 TEST(HistogramTest, BucketsTileTheValues) {
   // Every value falls in the bucket whose range holds it, and consecutive
   // buckets leave no gap.
@@ -66,7 +75,10 @@ TEST(HistogramTest, BucketsTileTheValues) {
       ASSERT_LE(Histogram::BucketWidth(b) * 64, Histogram::BucketLow(b));
     }
   }
-  EXPECT_LT(Histogram::BucketOf(INT64_MAX), Histogram::kBuckets);
+  EXPECT_EQ(Histogram::BucketOf(INT64_MAX), Histogram::kBuckets - 1);
+  EXPECT_EQ(Histogram::BucketLow(Histogram::kBuckets - 1) +
+                (Histogram::BucketWidth(Histogram::kBuckets - 1) - 1),
+            INT64_MAX);
 }
 
 TEST(HistogramTest, PercentilesWithinRelativeErrorOfSortedValues) {
