@@ -1149,7 +1149,9 @@ void Node::Impl::HandleMembership(std::unique_ptr<Work> work, std::vector<Pendin
       }
       // etcd's rule: only a learner that has caught up may vote.
       const raft::Progress* pr = raft->progress(cc.node_id);
-      if (pr == nullptr || pr->match + 100 < raft->committed()) {
+      // (A learner that never answered has match 0: not in sync, even
+      // while the log is shorter than 100 entries.)
+      if (pr == nullptr || pr->match == 0 || pr->match + 100 < raft->committed()) {
         replies->push_back(ErrorReply(
             std::move(work),
             Status::InvalidArgument("ErrLearnerNotReady",

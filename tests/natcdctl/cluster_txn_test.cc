@@ -4,6 +4,31 @@
 namespace natcd::testing {
 namespace {
 
+TEST_F(NatcdctlTest, MemberAddPromoteRemove) {
+  // A learner added to a single member commits at once (it need not be
+  // running); promoting it is refused until it has caught up.
+  CtlResult added = Ctl({"member", "add", "n9", "--learner"});
+  ASSERT_EQ(added.code, 0) << added.err;
+  EXPECT_TRUE(
+      std::regex_search(added.out, std::regex("^Member [0-9a-f]+ added to cluster [0-9a-f]+\n")))
+      << added.out;
+  EXPECT_NE(added.out.find("NATCD_INITIAL_CLUSTER_STATE=\"existing\""), std::string::npos);
+  CtlResult members = Ctl({"member", "list"});
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(members.out, m, std::regex("([0-9a-f]+), started, n9, [^,]*, [^,]*, true")))
+      << members.out;
+  std::string id = m[1];
+  CtlResult promoted = Ctl({"member", "promote", id});
+  EXPECT_NE(promoted.code, 0);
+  EXPECT_NE(promoted.err.find("in sync with leader"), std::string::npos) << promoted.err;
+  CtlResult removed = Ctl({"member", "remove", id});
+  ASSERT_EQ(removed.code, 0) << removed.err;
+  EXPECT_EQ(removed.out.rfind("Member " + id + " removed from cluster ", 0), 0u) << removed.out;
+  EXPECT_EQ(Ctl({"member", "list"}).out.find("n9"), std::string::npos);
+  EXPECT_NE(Ctl({"member", "remove", "zz"}).code, 0) << "not a hex ID";
+}
+
 TEST_F(NatcdctlTest, EndpointStatusAndMemberList) {
   CtlResult status = Ctl({"endpoint", "status"});
   EXPECT_EQ(status.code, 0) << status.err;

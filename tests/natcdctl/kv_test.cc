@@ -113,7 +113,8 @@ TEST_F(NatcdctlTest, FieldsOutputLikeEtcdctl) {
   ASSERT_EQ(Ctl({"put", "/kv8", "a \"q\"\n"}).code, 0);
   CtlResult get = Ctl({"get", "/kv8", "-w", "fields"});
   std::regex want(
-      "\"ClusterID\" : [0-9]+\n\"MemberID\" : [0-9]+\n\"Revision\" : [0-9]+\n\"RaftTerm\" : [0-9]+\n"
+      "\"ClusterID\" : [0-9]+\n\"MemberID\" : [0-9]+\n\"Revision\" : [0-9]+\n\"RaftTerm\" : "
+      "[0-9]+\n"
       "\"Key\" : \"/kv8\"\n\"CreateRevision\" : [0-9]+\n\"ModRevision\" : [0-9]+\n"
       "\"Version\" : 1\n\"Value\" : \"a \\\\\"q\\\\\"\\\\n\"\n\"Lease\" : 0\n"
       "\"More\" : false\n\"Count\" : 1\n");

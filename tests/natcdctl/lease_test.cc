@@ -50,10 +50,10 @@ TEST_F(NatcdctlTest, LeaseGrantTimeToLiveListRevoke) {
 
 TEST_F(NatcdctlTest, LeaseJsonAndFields) {
   CtlResult json = Ctl({"lease", "grant", "50", "-w", "json"});
-  EXPECT_TRUE(
-      std::regex_match(json.out, std::regex("\\{\"cluster_id\":[0-9]+,\"member_id\":[0-9]+,"
-                                            "(\"revision\":[0-9]+,)?\"raft_term\":[0-9]+,\"ID\":[0-9]+,"
-                                            "\"TTL\":50\\}\n")))
+  EXPECT_TRUE(std::regex_match(
+      json.out, std::regex("\\{\"cluster_id\":[0-9]+,\"member_id\":[0-9]+,"
+                           "(\"revision\":[0-9]+,)?\"raft_term\":[0-9]+,\"ID\":[0-9]+,"
+                           "\"TTL\":50\\}\n")))
       << json.out;
   CtlResult fields = Ctl({"lease", "grant", "50", "-w", "fields"});
   EXPECT_TRUE(std::regex_search(fields.out, std::regex("\"ID\" : [0-9]+\n\"TTL\" : 50\n$")))
