@@ -127,8 +127,10 @@ check-core: $(CORE_TESTS) $(CRASH_CHILD)
 check:
 	@rm -rf $(BUILD)/test-logs; mkdir -p $(BUILD)/test-logs; \
 	for t in $(CHECK_TARGETS); do \
+	  start=$$SECONDS; \
 	  $(MAKE) --no-print-directory $$t 2>&1 | tee $(BUILD)/test-logs/$$t.log; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || { echo "$$t failed"; exit 1; }; \
+	  echo "$$t: $$((SECONDS - start)) s (build and run)"; \
 	done; \
 	cat $(BUILD)/test-logs/*.log | awk '/^\[  PASSED  \] [0-9]+ test/ {p += $$4} \
 	  /^\[  FAILED  \] [0-9]+ test/ {f += $$4} END {printf "check: %d passed, %d failed\n", p, f}'
