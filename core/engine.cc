@@ -331,8 +331,8 @@ std::optional<LeaseExpireRequest> Engine::ExpiredLeases(size_t max) {
   return LeaseExpireRequest{std::move(ids)};
 }
 
-std::optional<LeaseCheckpointRequest> Engine::LeaseCheckpoints() {
-  std::vector<LeaseManager::Checkpoint> due = parts_->leases->Checkpoints();
+std::optional<LeaseCheckpointRequest> Engine::LeaseCheckpoints(bool scan_all) {
+  std::vector<LeaseManager::Checkpoint> due = parts_->leases->Checkpoints(scan_all);
   if (due.empty()) return std::nullopt;
   LeaseCheckpointRequest request;
   for (const auto& cp : due) request.checkpoints.push_back({cp.id, cp.remaining_ms});

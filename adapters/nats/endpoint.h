@@ -27,6 +27,7 @@ enum class EndpointKind {
   kWatchProgress,
   kWatchAck,
   kStatus,
+  kMoveLeader,
   kMemberList,
   kMemberAdd,
   kMemberRemove,

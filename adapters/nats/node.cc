@@ -126,7 +126,8 @@ bool IsMembershipChange(EndpointKind kind) {
 bool LeaderOnly(EndpointKind kind) {
   return IsWrite(kind) || IsMembershipChange(kind) || kind == EndpointKind::kMemberList ||
          kind == EndpointKind::kLeaseKeepAlive || kind == EndpointKind::kLeaseKeepAliveHex ||
-         kind == EndpointKind::kLeaseTimeToLive || kind == EndpointKind::kLeaseLeases;
+         kind == EndpointKind::kLeaseTimeToLive || kind == EndpointKind::kLeaseLeases ||
+         kind == EndpointKind::kMoveLeader;
 }
 
 Status NoLeader() { return Status::Unavailable("ErrNoLeader", "etcdserver: no leader"); }
@@ -215,6 +216,11 @@ struct Node::Impl {
   // Engine thread only.
   std::unique_ptr<AutoCompactor> compactor;
   bool leases_paused = false;
+  int64_t paused_at_ms = 0;
+  // The last time this member heard from a leader (or was one): a new
+  // leader gives every lease the time since, during which no holder could
+  // renew.
+  int64_t leader_contact_ms = 0;
   int64_t next_lease_check_ms = 0;
   int64_t next_checkpoint_ms = 0;
   int64_t next_watch_tick_ms = 0;
@@ -245,6 +251,12 @@ struct Node::Impl {
   };
   std::map<std::string, Confirming> reads_confirming;
   std::vector<ReadBatch> reads_confirmed;
+  // Leadership handed to target: answered once it leads, or on timeout.
+  struct MovingLeader {
+    std::unique_ptr<Work> work;
+    raft::NodeId target = 0;
+  };
+  std::vector<MovingLeader> moving_leader;
 
   // Forwarding: answers come back on forward_inbox<seq> (NATS threads).
   std::string forward_inbox;
@@ -267,6 +279,8 @@ struct Node::Impl {
   void HandleLocal(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   void HandleWrite(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   void HandleMembership(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
+  void HandleMoveLeader(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
+  void AnswerMovedLeader(std::vector<PendingReply>* replies);
   void Forward(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   Result<WriteRequest> DecodeWrite(const Work& work);
   void Propose(const WriteRequest& request);
@@ -369,6 +383,8 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
               &natcd__v1__watch_ack_request__descriptor);
   AddEndpoint("maint_status", "maint.status", true, K::kStatus,
               &natcd__v1__status_request__descriptor);
+  AddEndpoint("maint_moveleader", "maint.moveleader", true, K::kMoveLeader,
+              &natcd__v1__move_leader_request__descriptor);
   AddEndpoint("member_list", "cluster.member.list", true, K::kMemberList,
               &natcd__v1__member_list_request__descriptor);
   AddEndpoint("member_add", "cluster.member.add", true, K::kMemberAdd,
@@ -423,6 +439,7 @@ Status Node::Impl::InitRaft() {
   snapshot_index = cfg.applied;
   raft_subject = RaftSubject(options.prefix, options.cluster_name, header.member_id);
   header.raft_term = raft->term();
+  leader_contact_ms = options.engine.clock->MonotonicMs();
   // The only voter need not wait for an election timeout.
   raft::ConfState cs = raft->conf_state();
   if (cs.voters.size() == 1 && cs.voters[0] == header.member_id) (void)raft->Campaign();
@@ -843,16 +860,23 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
           (work->raft_message.snapshot.meta.index != 1 || engine->revision() != 0)) {
         return;
       }
-      (void)raft->Step(std::move(work->raft_message));
-      return;
+      {
+        const raft::NodeId from = work->raft_message.from;
+        (void)raft->Step(std::move(work->raft_message));
+        if (from == raft->lead()) leader_contact_ms = options.engine.clock->MonotonicMs();
+        return;
+      }
     case Work::Notice::kDisconnected:
+      if (!leases_paused) paused_at_ms = options.engine.clock->MonotonicMs();
       engine->DemoteLeases();
       leases_paused = true;
       return;
     case Work::Notice::kReconnected:
-      // Every lease gets its remaining TTL again: its holder could not
-      // renew it while this member was cut off.
-      if (leader) engine->PromoteLeases(0);
+      // Every lease gets the time this member was cut off back: its holder
+      // could not renew it meanwhile.
+      if (leader && leases_paused) {
+        engine->PromoteLeases(options.engine.clock->MonotonicMs() - paused_at_ms);
+      }
       leases_paused = false;
       return;
     case Work::Notice::kNone:
@@ -873,6 +897,10 @@ void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* r
   }
   if (IsMembershipChange(kind)) {
     HandleMembership(std::move(work), replies);
+    return;
+  }
+  if (kind == EndpointKind::kMoveLeader) {
+    HandleMoveLeader(std::move(work), replies);
     return;
   }
   if (kind == EndpointKind::kRange &&
@@ -1179,6 +1207,52 @@ void Node::Impl::HandleMembership(std::unique_ptr<Work> work, std::vector<Pendin
   proposals.emplace(seq, Proposal{std::move(work), deadline});
 }
 
+void Node::Impl::HandleMoveLeader(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
+  const raft::NodeId target =
+      reinterpret_cast<const Natcd__V1__MoveLeaderRequest*>(work->body.get())->targetid;
+  raft::ConfState cs = raft->conf_state();
+  if (std::count(cs.voters.begin(), cs.voters.end(), target) == 0) {
+    // etcd's answer for an unknown member and for a learner alike.
+    replies->push_back(ErrorReply(
+        std::move(work),
+        Status::InvalidArgument("ErrBadLeaderTransferee", "etcdserver: bad leader transferee"),
+        false));
+    return;
+  }
+  if (target != header.member_id) raft->TransferLeader(target);
+  moving_leader.push_back(MovingLeader{std::move(work), target});
+  AnswerMovedLeader(replies);
+}
+
+void Node::Impl::AnswerMovedLeader(std::vector<PendingReply>* replies) {
+  const int64_t now_ns = NowNs();
+  for (auto it = moving_leader.begin(); it != moving_leader.end();) {
+    Work& work = *it->work;
+    if (raft->lead() == it->target) {
+      PendingReply reply;
+      Natcd__V1__MoveLeaderResponse r;
+      natcd__v1__move_leader_response__init(&r);
+      ProtoArena arena;
+      ResponseHeader now;
+      now.revision = engine->revision();
+      r.header = ToProto(now, header, &arena);
+      reply.body = EncodeMessage(&r.base, work.json);
+      reply.work = std::move(it->work);
+      replies->push_back(std::move(reply));
+    } else if (now_ns - work.received_ns > options.request_timeout_ms * 1'000'000) {
+      replies->push_back(
+          ErrorReply(std::move(it->work),
+                     Status(Status::Code::kTimeout, "ErrTimeoutLeaderTransfer",
+                            "etcdserver: request timed out, leader transfer took too long"),
+                     false));
+    } else {
+      ++it;
+      continue;
+    }
+    it = moving_leader.erase(it);
+  }
+}
+
 void Node::Impl::Timers() {
   const int64_t now = options.engine.clock->MonotonicMs();
   // Lease expiry, checkpoints and compaction are decided by the leader and
@@ -1187,10 +1261,11 @@ void Node::Impl::Timers() {
   if (leader && !leases_paused && now >= next_lease_check_ms) {
     next_lease_check_ms = now + options.lease_check_interval_ms;
     if (std::optional<LeaseExpireRequest> due = engine->ExpiredLeases()) Propose(*due);
-  }
-  if (leader && !leases_paused && now >= next_checkpoint_ms) {
-    next_checkpoint_ms = now + options.lease_checkpoint_interval_ms;
-    if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints()) Propose(*due);
+    const bool scan_all = now >= next_checkpoint_ms;
+    if (scan_all) next_checkpoint_ms = now + options.lease_checkpoint_interval_ms;
+    if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints(scan_all)) {
+      Propose(*due);
+    }
   }
   if (leader) {
     if (std::optional<int64_t> due =
@@ -1423,14 +1498,19 @@ void Node::Impl::ApplyEntry(const raft::Entry& entry, std::vector<PendingReply>*
 void Node::Impl::BecameLeader(bool now_leader) {
   if (now_leader == leader) return;
   leader = now_leader;
+  const int64_t now = options.engine.clock->MonotonicMs();
   if (leader) {
-    // Every lease gets its remaining TTL plus an election timeout: its
-    // holder may have been renewing with the old leader until just now.
+    // Every lease gets its replicated deadline, plus the time no leader was
+    // reachable, plus an election timeout: its holder may have been
+    // renewing with the old leader until just now (what that leader did
+    // not checkpoint yet is at most half a TTL: lease_manager.h).
     raft::ConfState cs = raft->conf_state();
-    engine->PromoteLeases(cs.voters.size() > 1 ? options.election_timeout_ms : 0);
+    const int64_t grace = cs.voters.size() > 1 ? options.election_timeout_ms : 0;
+    engine->PromoteLeases(grace + std::max<int64_t>(0, now - leader_contact_ms));
   } else {
     engine->DemoteLeases();
   }
+  leader_contact_ms = now;
 }
 
 void Node::Impl::MaybeCompactLog() {
@@ -1534,6 +1614,7 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
   }
   header.raft_term = raft->term();
   ServeConfirmedReads(replies);
+  AnswerMovedLeader(replies);
   MaybeCompactLog();
 }
 
@@ -1588,6 +1669,12 @@ void Node::Impl::Loop() {
         std::move(work), Status::Unavailable("ErrStopped", "etcdserver: server stopped"), false));
   }
   waiting_for_leader.clear();
+  for (auto& moving : moving_leader) {
+    last.push_back(ErrorReply(std::move(moving.work),
+                              Status::Unavailable("ErrStopped", "etcdserver: server stopped"),
+                              false));
+  }
+  moving_leader.clear();
   {
     std::lock_guard<std::mutex> lock(forward_mu);
     for (auto& [seq, forward] : forwarded) {

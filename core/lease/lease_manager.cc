@@ -16,8 +16,10 @@ Lease& LeaseManager::Add(int64_t id, int64_t ttl_s, int64_t remaining_ms) {
   lease.id = id;
   lease.ttl_s = ttl_s;
   lease.remaining_ms = remaining_ms;
+  SetReplicatedDeadline(lease);
   if (primary_) {
-    SetDeadline(lease, now_ms() + (remaining_ms > 0 ? remaining_ms : ttl_s * 1000));
+    lease.earned_deadline_ms = lease.replicated_deadline_ms;
+    SetDeadline(lease, lease.earned_deadline_ms);
   }
   return lease;
 }
@@ -26,6 +28,7 @@ void LeaseManager::Remove(int64_t id) {
   auto it = leases_.find(id);
   if (it == leases_.end()) return;
   by_deadline_.erase({it->second.deadline_ms, id});
+  renewed_.erase(id);
   leases_.erase(it);
 }
 
@@ -40,7 +43,15 @@ void LeaseManager::Detach(int64_t id, const std::string& key) {
 }
 
 void LeaseManager::SetCheckpoint(int64_t id, int64_t remaining_ms) {
-  if (Lease* lease = Find(id)) lease->remaining_ms = remaining_ms;
+  Lease* lease = Find(id);
+  if (lease == nullptr) return;
+  lease->remaining_ms = remaining_ms;
+  SetReplicatedDeadline(*lease);
+}
+
+void LeaseManager::SetReplicatedDeadline(Lease& lease) {
+  lease.replicated_deadline_ms =
+      now_ms() + (lease.remaining_ms > 0 ? lease.remaining_ms : lease.ttl_s * 1000);
 }
 
 void LeaseManager::SetDeadline(Lease& lease, int64_t deadline_ms) {
@@ -52,10 +63,12 @@ void LeaseManager::SetDeadline(Lease& lease, int64_t deadline_ms) {
 void LeaseManager::Promote(int64_t extend_ms) {
   primary_ = true;
   by_deadline_.clear();
-  int64_t now = now_ms();
+  renewed_.clear();
   for (auto& [id, lease] : leases_) {
-    int64_t remaining = lease.remaining_ms > 0 ? lease.remaining_ms : lease.ttl_s * 1000;
-    lease.deadline_ms = now + remaining + extend_ms;
+    // From the replicated deadline, not from any deadline this member held
+    // as an earlier leader: that one may include an earlier grace.
+    lease.earned_deadline_ms = lease.replicated_deadline_ms;
+    lease.deadline_ms = lease.earned_deadline_ms + extend_ms;
     lease.expiring = false;
     by_deadline_.insert({lease.deadline_ms, id});
   }
@@ -64,7 +77,8 @@ void LeaseManager::Promote(int64_t extend_ms) {
 void LeaseManager::Demote() {
   primary_ = false;
   by_deadline_.clear();
-  for (auto& [id, lease] : leases_) lease.deadline_ms = 0;
+  renewed_.clear();
+  for (auto& [id, lease] : leases_) lease.earned_deadline_ms = lease.deadline_ms = 0;
 }
 
 int64_t LeaseManager::KeepAlive(int64_t id) {
@@ -72,7 +86,9 @@ int64_t LeaseManager::KeepAlive(int64_t id) {
   if (lease == nullptr || !primary_) return 0;
   // A lease past its deadline is being revoked: do not revive it.
   if (lease->expiring || lease->deadline_ms <= now_ms()) return 0;
-  SetDeadline(*lease, now_ms() + lease->ttl_s * 1000);
+  lease->earned_deadline_ms = now_ms() + lease->ttl_s * 1000;
+  SetDeadline(*lease, lease->earned_deadline_ms);
+  renewed_.insert(id);
   return lease->ttl_s;
 }
 
@@ -101,23 +117,36 @@ std::vector<int64_t> LeaseManager::Expired(size_t max, int64_t retry_ms) {
   return ids;
 }
 
-std::vector<LeaseManager::Checkpoint> LeaseManager::Checkpoints() const {
+std::vector<LeaseManager::Checkpoint> LeaseManager::Checkpoints(bool scan_all) {
   std::vector<Checkpoint> out;
   if (!primary_) return out;
-  int64_t now = clock_->MonotonicMs();
-  for (const auto& [id, lease] : leases_) {
+  const int64_t now = clock_->MonotonicMs();
+  // What a new leader would start from (the replicated deadline) must stay
+  // within half a TTL of what the holder earned.
+  for (int64_t id : renewed_) {
+    const Lease& lease = leases_.at(id);
     if (lease.expiring) continue;
-    int64_t ttl_ms = lease.ttl_s * 1000;
-    int64_t actual = std::max<int64_t>(1, lease.deadline_ms - now);
-    if (actual < ttl_ms / 2) {
-      int64_t recorded = lease.remaining_ms > 0 ? lease.remaining_ms : ttl_ms;
+    if (lease.earned_deadline_ms - lease.replicated_deadline_ms > lease.ttl_s * 1000 / 2) {
+      out.push_back({id, std::max<int64_t>(1, lease.earned_deadline_ms - now)});
+    }
+  }
+  renewed_.clear();
+  if (scan_all) {
+    // A restart counts the recorded remaining TTL again from the reopen.
+    for (const auto& [id, lease] : leases_) {
+      if (lease.expiring) continue;
+      const int64_t ttl_ms = lease.ttl_s * 1000;
+      const int64_t actual = std::max<int64_t>(1, lease.earned_deadline_ms - now);
+      if (actual >= ttl_ms / 2) continue;
+      const int64_t recorded = lease.remaining_ms > 0 ? lease.remaining_ms : ttl_ms;
       if (recorded - actual >= std::max<int64_t>(1000, ttl_ms / 10)) out.push_back({id, actual});
-    } else if (lease.remaining_ms != 0) {
-      out.push_back({id, 0});
     }
   }
   std::sort(out.begin(), out.end(),
             [](const Checkpoint& a, const Checkpoint& b) { return a.id < b.id; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const Checkpoint& a, const Checkpoint& b) { return a.id == b.id; }),
+            out.end());
   return out;
 }
 

@@ -4,8 +4,19 @@
 //
 // Replicated state (identical on every member, changed only by applied
 // entries): id, granted TTL, checkpointed remaining TTL, attached keys.
-// Leader-local state (never replicated): deadlines. Promote() gives every
-// lease a deadline when a member starts deciding expiry.
+// Every member also notes, on its own clock, when that replicated state
+// says the lease ends (`replicated_deadline_ms`: the apply time of the
+// grant or of the last checkpoint plus the TTL it recorded).
+// Leader-local state (never replicated): the deadline its holder earned with
+// keepalives, and the extension added on promotion (the caller's: the time
+// no leader was reachable plus a grace). Promote() starts a new leader from
+// the replicated deadline plus that extension, never from an earlier
+// leader's deadline, so graces do not add up over repeated elections: an
+// abandoned lease ends within its TTL plus one grace (and the leaderless
+// time) however many elections happen. A leader checkpoints a renewed lease once its earned
+// deadline runs more than half a TTL ahead of the replicated one, so that a
+// new leader never gives a kept lease less time than its holder needs to
+// renew (every TTL/3, as etcd clients do).
 //
 // Thread safety: none; owned by the Engine.
 #pragma once
@@ -14,6 +25,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "natcd/clock.h"
@@ -24,8 +36,14 @@ struct Lease {
   int64_t id = 0;
   int64_t ttl_s = 0;         // granted TTL, after the minimum was applied
   int64_t remaining_ms = 0;  // checkpointed remaining TTL; 0: none (full TTL)
-  int64_t deadline_ms = 0;   // leader only: expires when the clock reaches it
-  bool expiring = false;     // leader only: offered by Expired(), revoke pending
+  // When the replicated state says the lease ends, on this member's clock.
+  int64_t replicated_deadline_ms = 0;
+  // Leader only: the deadline the holder earned (grant, keepalive, or the
+  // replicated one on promotion), and the deadline it expires at: earned
+  // plus the promotion grace until the next keepalive.
+  int64_t earned_deadline_ms = 0;
+  int64_t deadline_ms = 0;
+  bool expiring = false;  // leader only: offered by Expired(), revoke pending
   std::set<std::string> keys;
 };
 
@@ -45,8 +63,9 @@ class LeaseManager {
   void SetCheckpoint(int64_t id, int64_t remaining_ms);
 
   // Leader duties. Promote: this member now decides expiry; every lease's
-  // deadline becomes now + (checkpointed remaining TTL, or the full TTL) +
-  // extend_ms. Demote: it no longer does.
+  // deadline becomes its replicated deadline + extend_ms (a lease whose
+  // replicated deadline is long past expires at once). Demote: it no
+  // longer does.
   void Promote(int64_t extend_ms);
   void Demote();
   bool is_primary() const { return primary_; }
@@ -62,16 +81,17 @@ class LeaseManager {
   // again if the revoke it prompted never gets applied.
   std::vector<int64_t> Expired(size_t max, int64_t retry_ms);
 
-  // Primary only: the checkpoints worth recording now. A lease below half
-  // its TTL whose checkpoint is missing or stale by more than
-  // max(1 s, TTL/10) gets its remaining TTL; a lease renewed above half its
-  // TTL that still has a checkpoint gets 0 (cleared: the full TTL applies).
-  // Leases kept alive at TTL/3 never need one.
+  // Primary only: the checkpoints worth recording now, by id. A lease
+  // renewed since the last call whose earned deadline is more than half a
+  // TTL past its replicated one gets its remaining TTL (for a new leader).
+  // With scan_all, also every lease below half its TTL whose recorded
+  // remaining TTL exceeds the real one by max(1 s, TTL/10) or more (for a
+  // restart, where the recorded TTL counts again from the reopen).
   struct Checkpoint {
     int64_t id;
     int64_t remaining_ms;
   };
-  std::vector<Checkpoint> Checkpoints() const;
+  std::vector<Checkpoint> Checkpoints(bool scan_all);
 
   std::vector<int64_t> Ids() const;
   size_t size() const { return leases_.size(); }
@@ -79,12 +99,15 @@ class LeaseManager {
 
  private:
   void SetDeadline(Lease& lease, int64_t deadline_ms);
+  void SetReplicatedDeadline(Lease& lease);
 
   Clock* clock_;
   bool primary_ = false;
   std::unordered_map<int64_t, Lease> leases_;
   // (deadline, id) of every lease, primary only.
   std::set<std::pair<int64_t, int64_t>> by_deadline_;
+  // Leases renewed since the last Checkpoints(), primary only.
+  std::unordered_set<int64_t> renewed_;
 };
 
 }  // namespace natcd

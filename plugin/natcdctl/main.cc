@@ -793,6 +793,35 @@ int CmdMemberChange(const std::string& verb, const std::string& arg, bool learne
   return 0;
 }
 
+// etcdctl move-leader: the leader (whichever member the request reaches
+// forwards it) hands over to the target and answers once it leads.
+int CmdMoveLeader(const std::string& arg) {
+  int64_t parsed = 0;
+  if (!ParseLeaseId(arg, &parsed)) {
+    return Fail(kExitBadArgs, "bad member ID arg (" + arg + "), expecting ID in Hex");
+  }
+  Conn c;
+  if (int rc = Open(&c)) return rc;
+  int rc = 0;
+  Natcd__V1__StatusRequest status = NATCD__V1__STATUS_REQUEST__INIT;
+  natsMsg* reply = Request(&c, "maint.status", &status.base, &rc);
+  if (!reply) return rc;
+  Natcd__V1__StatusResponse* s =
+      natcd__v1__status_response__unpack(nullptr, natsMsg_GetDataLength(reply),
+                                         reinterpret_cast<const uint8_t*>(natsMsg_GetData(reply)));
+  natsMsg_Destroy(reply);
+  if (!s) return Fail(kExitError, "maint.status: bad reply");
+  const uint64_t from = s->leader;
+  natcd__v1__status_response__free_unpacked(s, nullptr);
+  Natcd__V1__MoveLeaderRequest req = NATCD__V1__MOVE_LEADER_REQUEST__INIT;
+  req.targetid = static_cast<uint64_t>(parsed);
+  reply = Request(&c, "maint.moveleader", &req.base, &rc);
+  if (!reply) return rc;
+  natsMsg_Destroy(reply);
+  Write("Leadership transferred from " + HexId(from) + " to " + HexId(req.targetid) + "\n");
+  return 0;
+}
+
 // ---------------------------------------------------------------------------
 // Txn: etcdctl's syntax (compares, blank line, success ops, blank line, failure ops)
 // ---------------------------------------------------------------------------
@@ -1226,6 +1255,11 @@ int main(int argc, char** argv) {
       member_cmd->add_subcommand("promote", "Promotes a non-voting member in the cluster");
   member_promote->add_option("memberID", member_arg, "the member's ID in hex")->required();
   member_promote->callback([&] { rc = CmdMemberChange("promote", member_arg, false); });
+
+  std::string transferee;
+  auto* move_leader = app.add_subcommand("move-leader", "Transfers leadership to another member");
+  move_leader->add_option("transferee-member-id", transferee, "the member's ID in hex")->required();
+  move_leader->callback([&] { rc = CmdMoveLeader(transferee); });
 
   app.add_subcommand("version", "Prints the version of natcdctl")->callback([&] {
     Write("natcdctl version: " + std::string(kVersion) + "\nAPI version: 3.5\n");

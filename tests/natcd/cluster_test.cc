@@ -238,6 +238,93 @@ TEST_F(ClusterTest, KeptLeaseSurvivesFailoverAndAbandonedOneExpires) {
   EXPECT_GT(ttl->ttl, 0);
 }
 
+// Leadership moved ten times in a row, faster than the leases' TTL: each
+// new leader extends every lease by an election timeout, but from the
+// replicated deadline, so the extensions never add up.
+TEST_F(ClusterTest, TenForcedElectionsKeepTheKeptLeaseAndExpireTheAbandonedOne) {
+  constexpr int64_t kTtlMs = 3'000;
+  int64_t kept = client_->Grant(kTtlMs / 1000);
+  ASSERT_NE(kept, 0);
+  ASSERT_TRUE(PutReply(client_.get(), "/e/kept", "x", kept).ok());
+  int64_t abandoned = client_->Grant(kTtlMs / 1000);
+  ASSERT_NE(abandoned, 0);
+  const auto granted_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(PutReply(client_.get(), "/e/abandoned", "x", abandoned).ok());
+  std::atomic<bool> stop{false};
+  std::thread keeper([&] {
+    WireClient keeper_client(server_.url());
+    Natcd__V1__LeaseKeepAliveRequest req;
+    natcd__v1__lease_keep_alive_request__init(&req);
+    req.id = kept;
+    std::string body(protobuf_c_message_get_packed_size(&req.base), '\0');
+    protobuf_c_message_pack(&req.base, reinterpret_cast<uint8_t*>(body.data()));
+    while (!stop.load()) {  // every TTL/3, as etcd clients do
+      (void)keeper_client.Raw(keeper_client.Subject("lease.keepalive"), body, {}, 500);
+      std::this_thread::sleep_for(std::chrono::milliseconds(kTtlMs / 3));
+    }
+  });
+  std::map<std::string, uint64_t> ids = MemberIds();
+  ASSERT_EQ(ids.size(), 3u);
+  int64_t gone_after_ms = -1;
+  auto note_gone = [&] {
+    if (gone_after_ms < 0 && KeyCount("/e/abandoned") == 0) {
+      gone_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - granted_at)
+                          .count();
+    }
+  };
+  int elections = 0;
+  for (int i = 0; elections < 10 && i < 40; i++) {
+    const uint64_t leader = Leader();
+    uint64_t target = 0;
+    for (const std::string& name : kNames) {
+      if (ids[name] != leader && (target == 0 || i % 2 == 0)) target = ids[name];
+    }
+    Natcd__V1__MoveLeaderRequest move;
+    natcd__v1__move_leader_request__init(&move);
+    move.targetid = target;
+    WireReply moved = Ask("maint.moveleader", &move.base);
+    if (moved.ok()) elections++;
+    for (int j = 0; j < 4; j++) {  // 400 ms between elections
+      note_gone();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  EXPECT_EQ(elections, 10);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        note_gone();
+        return gone_after_ms >= 0;
+      },
+      10'000, 50))
+      << "the abandoned lease never expired";
+  std::cout << "abandoned lease (TTL " << kTtlMs << " ms) gone " << gone_after_ms
+            << " ms after its grant, through " << elections << " elections" << std::endl;
+  // TTL + one election timeout, plus slack for the lease check, the revoke's
+  // commit and a loaded 2-core machine.
+  EXPECT_LE(gone_after_ms, kTtlMs + kElectionTimeoutMs + 1'500);
+  auto kept_key = client_->Range("/e/kept");
+  auto ttl = TimeToLive(client_.get(), kept);
+  stop = true;
+  keeper.join();
+  ASSERT_TRUE(kept_key);
+  EXPECT_EQ(kept_key->n_kvs, 1u) << "the kept lease expired during the elections";
+  ASSERT_TRUE(ttl);
+  EXPECT_GT(ttl->ttl, 0);
+}
+
+TEST_F(ClusterTest, MoveLeaderRefusesAMemberThatIsNotAVoter) {
+  Natcd__V1__MoveLeaderRequest move;
+  natcd__v1__move_leader_request__init(&move);
+  move.targetid = 0x1234;
+  WireReply reply = Ask("maint.moveleader", &move.base);
+  EXPECT_FALSE(reply.ok());
+  EXPECT_NE(reply.error.find("bad leader transferee"), std::string::npos) << reply.error;
+  // To the current leader: nothing to do, answered at once.
+  move.targetid = Leader();
+  EXPECT_TRUE(Ask("maint.moveleader", &move.base).ok());
+}
+
 TEST_F(ClusterTest, MembersAreAddedAsLearnersPromotedAndRemoved) {
   for (int i = 0; i < 20; i++) ASSERT_TRUE(PutAcked("/m/k" + std::to_string(i), "v"));
   // Add n4 as a learner, then start it: it joins (never founds a cluster

@@ -1,4 +1,5 @@
-// natcdctl end to end: endpoint status, member list, txn, lock, elect.
+// natcdctl end to end: endpoint status, member list, move-leader, txn, lock,
+// elect.
 #include "natcdctl/natcdctl_fixture.h"
 
 namespace natcd::testing {
@@ -55,6 +56,20 @@ TEST_F(NatcdctlTest, EndpointStatusAndMemberList) {
   EXPECT_NE(status.out.find(", " + id + ", "), std::string::npos);
   EXPECT_NE(Ctl({"member", "list", "-w", "fields"}).out.find("\"Name\" : \"natcd-1\""),
             std::string::npos);
+}
+
+TEST_F(NatcdctlTest, MoveLeaderToItselfAndToAStranger) {
+  // A single member leads already: moving leadership to it is a no-op; a
+  // learner or an unknown member cannot lead.
+  CtlResult members = Ctl({"member", "list"});
+  std::string id = members.out.substr(0, members.out.find(','));
+  CtlResult moved = Ctl({"move-leader", id});
+  ASSERT_EQ(moved.code, 0) << moved.err;
+  EXPECT_EQ(moved.out, "Leadership transferred from " + id + " to " + id + "\n");
+  CtlResult stranger = Ctl({"move-leader", "1234"});
+  EXPECT_NE(stranger.code, 0);
+  EXPECT_NE(stranger.err.find("bad leader transferee"), std::string::npos) << stranger.err;
+  EXPECT_NE(Ctl({"move-leader", "zz"}).code, 0) << "not a hex ID";
 }
 
 TEST_F(NatcdctlTest, TxnFromStdinLikeEtcdctl) {

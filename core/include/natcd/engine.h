@@ -132,16 +132,23 @@ class Engine final : public EventSource {
   LeaseLeasesResponse LeaseLeases();
 
   // This member now decides lease expiry (it became leader, or it is the
-  // only member): every lease gets now + its remaining TTL + extend_ms.
+  // only member): every lease gets its replicated deadline (on this
+  // member's clock: the grant or last checkpoint applied here, plus the TTL
+  // it recorded) + extend_ms. The caller includes in extend_ms the time no
+  // leader was reachable (holders could not renew) and the grace a new
+  // leader gives; see core/lease/lease_manager.h.
   void PromoteLeases(int64_t extend_ms);
   void DemoteLeases();
   // The leases past their deadline (at most max), as one entry to propose;
   // nullopt when none is due. 100,000 leases due together are one entry.
   std::optional<LeaseExpireRequest> ExpiredLeases(size_t max = 100'000);
-  // Checkpoints to propose so that a restart or a new leader does not give
-  // an abandoned lease its full TTL again: leases below half their TTL with
-  // a stale checkpoint, and renewed leases whose checkpoint must be cleared.
-  std::optional<LeaseCheckpointRequest> LeaseCheckpoints();
+  // Remaining TTLs to propose, so that a new leader starts each lease from
+  // a replicated deadline close to the one its holder earned (renewed
+  // leases that ran more than half a TTL ahead of it), and, with scan_all,
+  // so that a restart does not give an abandoned lease its full TTL again
+  // (leases below half their TTL with a stale checkpoint). See
+  // core/lease/lease_manager.h.
+  std::optional<LeaseCheckpointRequest> LeaseCheckpoints(bool scan_all);
 
   WatchHub& watches() { return *watches_; }
 

@@ -1,6 +1,7 @@
 // Leases: grant, revoke, keepalive, time-to-live, list, expiry on the
 // injected clock, batched expiry, checkpoints, and survival of a restart.
 // Reference: etcd lessor.go, v3rpc/lease.go, rpctypes/error.go.
+#include <algorithm>
 #include <string>
 
 #include "core/engine_fixture.h"
@@ -194,14 +195,19 @@ TEST_F(LeaseTest, CheckpointedRemainingTtlSurvivesRestart) {
   int64_t kept = Grant(60);
   clock_.AdvanceMs(45'000);  // abandoned: 15 s left
   EXPECT_EQ(engine_->LeaseKeepAlive({kept}).ttl, 60);
-  std::optional<LeaseCheckpointRequest> cps = engine_->LeaseCheckpoints();
+  // The abandoned lease's stale TTL is found by the full scan; the kept
+  // one, renewed 45 s past its replicated deadline, is due either way.
+  std::optional<LeaseCheckpointRequest> cps = engine_->LeaseCheckpoints(true);
   ASSERT_TRUE(cps.has_value());
-  ASSERT_EQ(cps->checkpoints.size(), 1u);  // the kept lease needs none
-  EXPECT_EQ(cps->checkpoints[0].id, abandoned);
-  EXPECT_EQ(cps->checkpoints[0].remaining_ms, 15'000);
+  ASSERT_EQ(cps->checkpoints.size(), 2u);
+  EXPECT_EQ(cps->checkpoints[0].id, std::min(abandoned, kept));
+  EXPECT_EQ(cps->checkpoints[1].id, std::max(abandoned, kept));
+  for (const auto& cp : cps->checkpoints) {
+    EXPECT_EQ(cp.remaining_ms, cp.id == abandoned ? 15'000 : 60'000);
+  }
   ASSERT_TRUE(engine_->Apply(*cps).ok());
   ASSERT_OK(engine_->Commit());
-  EXPECT_FALSE(engine_->LeaseCheckpoints().has_value());  // nothing stale now
+  EXPECT_FALSE(engine_->LeaseCheckpoints(true).has_value());  // nothing stale now
 
   Reopen();  // promotes with extend 0
   EXPECT_EQ(engine_->LeaseTimeToLive({abandoned, false}).ttl, 15);
@@ -212,17 +218,21 @@ TEST_F(LeaseTest, CheckpointedRemainingTtlSurvivesRestart) {
   EXPECT_EQ(due->ids, std::vector<int64_t>{abandoned});
 }
 
-TEST_F(LeaseTest, RenewedLeaseClearsItsCheckpoint) {
+TEST_F(LeaseTest, RenewalFarAheadOfTheReplicatedDeadlineIsCheckpointed) {
   int64_t lease = Grant(60);
-  clock_.AdvanceMs(40'000);
-  ASSERT_TRUE(engine_->Apply(*engine_->LeaseCheckpoints()).ok());
+  clock_.AdvanceMs(20'000);
+  EXPECT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 60);  // 20 s ahead: not yet
+  EXPECT_FALSE(engine_->LeaseCheckpoints(false).has_value());
+  clock_.AdvanceMs(20'000);
+  EXPECT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 60);  // 40 s ahead
+  std::optional<LeaseCheckpointRequest> cp = engine_->LeaseCheckpoints(false);
+  ASSERT_TRUE(cp.has_value());
+  ASSERT_EQ(cp->checkpoints.size(), 1u);
+  EXPECT_EQ(cp->checkpoints[0].remaining_ms, 60'000);
+  EXPECT_FALSE(engine_->LeaseCheckpoints(false).has_value()) << "offered once per renewal";
+  ASSERT_TRUE(engine_->Apply(*cp).ok());
   ASSERT_OK(engine_->Commit());
-  EXPECT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 60);
-  std::optional<LeaseCheckpointRequest> clear = engine_->LeaseCheckpoints();
-  ASSERT_TRUE(clear.has_value());
-  EXPECT_EQ(clear->checkpoints[0].remaining_ms, 0);
-  ASSERT_TRUE(engine_->Apply(*clear).ok());
-  ASSERT_OK(engine_->Commit());
+  clock_.AdvanceMs(10'000);
   Reopen();
   EXPECT_EQ(engine_->LeaseTimeToLive({lease, false}).ttl, 60);
 }
@@ -231,13 +241,69 @@ TEST_F(LeaseTest, PromoteExtendsEveryLease) {
   int64_t lease = Grant(10);
   engine_->DemoteLeases();
   EXPECT_FALSE(engine_->ExpiredLeases().has_value());
-  clock_.AdvanceMs(60'000);
-  engine_->PromoteLeases(1'000);
+  clock_.AdvanceMs(60'000);  // no leader for a minute, then one more grace
+  engine_->PromoteLeases(60'000 + 1'000);
   EXPECT_EQ(engine_->LeaseTimeToLive({lease, false}).ttl, 11);
   clock_.AdvanceMs(10'999);
   EXPECT_FALSE(engine_->ExpiredLeases().has_value());
   clock_.AdvanceMs(1);
   EXPECT_TRUE(engine_->ExpiredLeases().has_value());
+}
+
+// One engine stands for the cluster: Demote/Promote is a leader change, and
+// what it applied (grants, checkpoints) is what every member applied.
+// Each election gives every lease one more election timeout; a lease must
+// not live on those graces when elections come faster than its TTL.
+TEST_F(LeaseTest, RepeatedElectionsDoNotKeepAnAbandonedLeaseAlive) {
+  constexpr int64_t kElectionMs = 1'000;
+  int64_t lease = Grant(10);
+  int64_t expired_at = -1;
+  for (int64_t t = 0; t <= 30'000 && expired_at < 0; t += 100) {
+    if (t % 900 == 0 && t / 900 <= 10) {  // ten elections, 0.9 s apart
+      engine_->DemoteLeases();
+      engine_->PromoteLeases(kElectionMs);
+    }
+    if (std::optional<LeaseCheckpointRequest> cp = engine_->LeaseCheckpoints(t % 5'000 == 0)) {
+      ASSERT_TRUE(engine_->Apply(*cp).ok());
+      ASSERT_OK(engine_->Commit());
+    }
+    if (std::optional<LeaseExpireRequest> due = engine_->ExpiredLeases()) {
+      EXPECT_EQ(due->ids, std::vector<int64_t>{lease});
+      expired_at = t;
+    }
+    clock_.AdvanceMs(100);
+  }
+  EXPECT_GE(expired_at, 10'000);
+  EXPECT_LE(expired_at, 10'000 + kElectionMs) << "TTL + one election timeout";
+}
+
+TEST_F(LeaseTest, KeptLeaseSurvivesRepeatedElections) {
+  constexpr int64_t kElectionMs = 500;
+  int64_t kept = Grant(3);
+  bool leading = true;
+  bool renew_due = false;
+  for (int64_t t = 100; t <= 20'000; t += 100) {
+    clock_.AdvanceMs(100);
+    // An election every 0.7 s; no leader for 200 ms each time.
+    if (t % 700 == 0) {
+      engine_->DemoteLeases();
+      leading = false;
+    } else if (!leading && t % 700 == 200) {
+      engine_->PromoteLeases(kElectionMs);
+      leading = true;
+    }
+    if (t % 1'000 == 0) renew_due = true;  // the holder renews every TTL/3
+    if (!leading) continue;                // its keepalive waits for a leader
+    if (renew_due) {
+      ASSERT_EQ(engine_->LeaseKeepAlive({kept}).ttl, 3) << "at " << t << " ms";
+      renew_due = false;
+    }
+    if (std::optional<LeaseCheckpointRequest> cp = engine_->LeaseCheckpoints(t % 5'000 == 0)) {
+      ASSERT_TRUE(engine_->Apply(*cp).ok());
+      ASSERT_OK(engine_->Commit());
+    }
+    ASSERT_FALSE(engine_->ExpiredLeases().has_value()) << "kept lease expired at " << t << " ms";
+  }
 }
 
 }  // namespace

@@ -640,6 +640,7 @@ Result<WriteResponse> Model::Apply(const WriteRequest& request, uint64_t index) 
           ModelLease& lease = leases_[r.id];
           lease.ttl_s = std::max(r.ttl, limits_.lease_ttl_s_min);
           lease.deadline_ms = clock_->MonotonicMs() + lease.ttl_s * 1000;
+          lease.replicated_deadline_ms = lease.deadline_ms;
           LeaseGrantResponse out;
           out.header.revision = revision_;
           out.id = r.id;
@@ -670,7 +671,12 @@ Result<WriteResponse> Model::Apply(const WriteRequest& request, uint64_t index) 
           }
           for (const auto& cp : r.checkpoints) {
             auto it = leases_.find(cp.id);
-            if (it != leases_.end()) it->second.remaining_ms = cp.remaining_ms;
+            if (it == leases_.end()) continue;
+            ModelLease& lease = it->second;
+            lease.remaining_ms = cp.remaining_ms;
+            lease.replicated_deadline_ms =
+                clock_->MonotonicMs() +
+                (cp.remaining_ms > 0 ? cp.remaining_ms : lease.ttl_s * 1000);
           }
           LeaseCheckpointResponse out;
           out.header.revision = revision_;
@@ -697,6 +703,8 @@ void Model::Reopen() {
   const int64_t now = clock_->MonotonicMs();
   for (auto& [id, lease] : leases_) {
     lease.deadline_ms = now + (lease.remaining_ms > 0 ? lease.remaining_ms : lease.ttl_s * 1000);
+    lease.replicated_deadline_ms = lease.deadline_ms;
+    lease.renewed = false;
     lease.expiring = false;
   }
 }
@@ -747,6 +755,7 @@ int64_t Model::KeepAlive(int64_t id) {
   const int64_t now = clock_->MonotonicMs();
   if (it == leases_.end() || it->second.expiring || it->second.deadline_ms <= now) return 0;
   it->second.deadline_ms = now + it->second.ttl_s * 1000;
+  it->second.renewed = true;
   return it->second.ttl_s;
 }
 
@@ -772,21 +781,22 @@ std::vector<int64_t> Model::LeaseIds() const {
   return ids;
 }
 
-std::vector<LeaseCheckpointRequest::Checkpoint> Model::Checkpoints() const {
+std::vector<LeaseCheckpointRequest::Checkpoint> Model::Checkpoints(bool scan_all) {
   std::vector<LeaseCheckpointRequest::Checkpoint> out;
   const int64_t now = clock_->MonotonicMs();
-  for (const auto& [id, lease] : leases_) {
+  for (auto& [id, lease] : leases_) {
+    const bool renewed = std::exchange(lease.renewed, false);
     if (lease.expiring) continue;
     const int64_t ttl_ms = lease.ttl_s * 1000;
     const int64_t remaining = std::max<int64_t>(1, lease.deadline_ms - now);
-    if (remaining < ttl_ms / 2) {
-      const int64_t recorded = lease.remaining_ms > 0 ? lease.remaining_ms : ttl_ms;
-      if (recorded - remaining >= std::max<int64_t>(1000, ttl_ms / 10)) {
-        out.push_back({id, remaining});
-      }
-    } else if (lease.remaining_ms != 0) {
-      out.push_back({id, 0});
+    if (renewed && lease.deadline_ms - lease.replicated_deadline_ms > ttl_ms / 2) {
+      out.push_back({id, remaining});
+      continue;
     }
+    if (!scan_all || remaining >= ttl_ms / 2) continue;
+    const int64_t recorded = lease.remaining_ms > 0 ? lease.remaining_ms : ttl_ms;
+    if (recorded - remaining >= std::max<int64_t>(1000, ttl_ms / 10))
+      out.push_back({id, remaining});
   }
   return out;
 }

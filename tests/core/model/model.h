@@ -52,7 +52,10 @@ struct ModelLease {
   int64_t ttl_s = 0;
   int64_t remaining_ms = 0;  // checkpointed remaining TTL; 0: none
   int64_t deadline_ms = 0;   // the engine is always the primary here
-  bool expiring = false;     // offered by ExpiredLeases, revoke not applied
+  // When the replicated state (grant or last checkpoint) says it ends.
+  int64_t replicated_deadline_ms = 0;
+  bool renewed = false;   // kept alive since the last Checkpoints()
+  bool expiring = false;  // offered by ExpiredLeases, revoke not applied
 };
 
 // Engine settings the model must know.
@@ -90,7 +93,7 @@ class Model {
   LeaseTimeToLiveResponse TimeToLive(const LeaseTimeToLiveRequest& request) const;
   std::vector<int64_t> LeaseIds() const;
   // What Engine::LeaseCheckpoints must propose (lease_manager.h's rule).
-  std::vector<LeaseCheckpointRequest::Checkpoint> Checkpoints() const;
+  std::vector<LeaseCheckpointRequest::Checkpoint> Checkpoints(bool scan_all);
 
   const ModelLimits& limits() const { return limits_; }
   int64_t revision() const { return revision_; }

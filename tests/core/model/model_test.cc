@@ -387,8 +387,9 @@ void Sequence::Step() {
   } else if (roll < 67) {
     Expire();
   } else if (roll < 69) {
-    std::optional<LeaseCheckpointRequest> got = engine_->LeaseCheckpoints();
-    LeaseCheckpointRequest expected{model_.Checkpoints()};
+    const bool scan_all = g_.Chance(50);
+    std::optional<LeaseCheckpointRequest> got = engine_->LeaseCheckpoints(scan_all);
+    LeaseCheckpointRequest expected{model_.Checkpoints(scan_all)};
     std::string want = expected.checkpoints.empty() ? "none" : Str(WriteRequest(expected));
     EXPECT_EQ(got ? Str(WriteRequest(*got)) : "none", want) << "LeaseCheckpoints";
     if (got) Write(*got);
