@@ -1,5 +1,6 @@
 #include "adapters/nats/event_publisher.h"
 
+#include <algorithm>
 #include <string>
 
 #include "adapters/nats/subject.h"
@@ -40,6 +41,11 @@ void EventPublisher::Flush() {
   idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
+void EventPublisher::SetMarkerSubject(std::string subject) {
+  std::lock_guard<std::mutex> lock(mu_);
+  marker_subject_ = std::move(subject);
+}
+
 uint64_t EventPublisher::published() const {
   std::lock_guard<std::mutex> lock(mu_);
   return published_;
@@ -59,8 +65,16 @@ void EventPublisher::Run() {
     queue_.pop_front();
     queued_events_ -= batch->size();
     busy_ = true;
+    const std::string marker = queue_.empty() ? marker_subject_ : std::string();
     lock.unlock();
     Publish(*batch);
+    last_revision_ = std::max(last_revision_, batch->back().kv.mod_revision);
+    // The server has everything before a flush's answer.
+    if (!marker.empty() && natsConnection_FlushTimeout(nc_, 2'000) == NATS_OK) {
+      published_revision_.store(last_revision_);
+      const std::string body = std::to_string(last_revision_);
+      (void)natsConnection_Publish(nc_, marker.c_str(), body.data(), static_cast<int>(body.size()));
+    }
     lock.lock();
     busy_ = false;
     if (queue_.empty()) idle_.notify_all();

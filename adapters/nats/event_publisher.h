@@ -8,10 +8,21 @@
 // bounded: past events_pending_max the oldest batches are dropped (and
 // counted), which a subscriber sees as missed events, as with any slow core
 // NATS subscription.
+//
+// In a cluster (a marker subject is set), each time the queue runs dry the
+// publisher flushes the connection (a round trip: the server then has every
+// event before it), counts every revision so far as published
+// (published_revision()), and says so on the marker subject
+// (P.raft.<cluster>.published, the revision in decimal). The leader records
+// that revision in the log now and then, and the other members hear the
+// markers at once: a new leader continues from the later of the two, so
+// P.ev.* has no gap across leaders, and repeats nothing in a handover
+// (docs/PROTOCOL.md "Clusters").
 #pragma once
 
 #include <nats/nats.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -39,6 +50,10 @@ class EventPublisher {
   void Enqueue(Batch batch);
   // Waits until everything queued so far was handed to the connection.
   void Flush();
+  // The marker subject; empty (a single member): no flushes, no markers.
+  void SetMarkerSubject(std::string subject);
+  // With a marker subject: the last revision the NATS server has received.
+  int64_t published_revision() const { return published_revision_.load(); }
 
   uint64_t published() const;
   // Events not published: queue overflow, or a subject longer than
@@ -55,12 +70,15 @@ class EventPublisher {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable idle_;
-  std::deque<Batch> queue_;   // guarded by mu_
-  size_t queued_events_ = 0;  // guarded by mu_
-  bool busy_ = false;         // guarded by mu_: a batch is being published
-  bool stopping_ = false;     // guarded by mu_
-  uint64_t published_ = 0;    // guarded by mu_
-  uint64_t dropped_ = 0;      // guarded by mu_
+  std::deque<Batch> queue_;     // guarded by mu_
+  size_t queued_events_ = 0;    // guarded by mu_
+  bool busy_ = false;           // guarded by mu_: a batch is being published
+  bool stopping_ = false;       // guarded by mu_
+  std::string marker_subject_;  // guarded by mu_
+  int64_t last_revision_ = 0;   // publisher thread: the last revision handed to nc_
+  std::atomic<int64_t> published_revision_{0};
+  uint64_t published_ = 0;  // guarded by mu_
+  uint64_t dropped_ = 0;    // guarded by mu_
   std::thread thread_;
 };
 

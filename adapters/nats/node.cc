@@ -175,6 +175,7 @@ struct Node::Impl {
     Endpoint* endpoint;  // null: discovery, Raft or forwarded replies
     bool raft = false;
     bool forward_replies = false;
+    bool published_marker = false;
     natsSubscription* sub = nullptr;
   };
   // A request handed to the leader, until its answer is relayed.
@@ -258,6 +259,24 @@ struct Node::Impl {
   };
   std::vector<MovingLeader> moving_leader;
 
+  // P.ev.* continuity across leaders. replicated_published: the last
+  // revision a leader recorded in the log as published (-1: none seen);
+  // published_marker: the highest a leader's marker said (NATS thread
+  // writes; -1: none). As leader: publish_cursor is the last revision handed
+  // to the publisher (-1: not decided until the entries of earlier terms
+  // are applied, up to publish_decide_index, and the old leader's last
+  // marker had time to arrive, publish_decide_ms), recorded_published the
+  // last value it proposed.
+  int64_t replicated_published = -1;
+  std::atomic<int64_t> published_marker{-1};
+  bool publishing_markers = false;
+  int64_t publish_cursor = -1;
+  uint64_t publish_decide_index = 0;
+  int64_t publish_decide_ms = 0;
+  int64_t promoted_revision = 0;  // when neither is known: start after it
+  int64_t recorded_published = -1;
+  int64_t next_published_record_ms = 0;
+
   // Forwarding: answers come back on forward_inbox<seq> (NATS threads).
   std::string forward_inbox;
   std::mutex forward_mu;
@@ -272,6 +291,9 @@ struct Node::Impl {
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
   void Receive(Endpoint* endpoint, natsMsg* msg);
   void ReceiveRaft(natsMsg* msg);
+  void ReceivePublishedMarker(natsMsg* msg);
+  void PublishEvents();
+  void RecordPublished(int64_t revision);
   void ReceiveForwardReply(natsMsg* msg);
   void Enqueue(std::unique_ptr<Work> work);
   void Loop();
@@ -495,6 +517,17 @@ Status Node::Impl::Subscribe() {
     subscriptions.push_back(std::move(subscription));
   }
   {
+    auto subscription = std::make_unique<Subscription>(Subscription{this, nullptr});
+    subscription->published_marker = true;
+    const std::string subject = PublishedSubject(options.prefix, options.cluster_name);
+    natsStatus s = natsConnection_Subscribe(&subscription->sub, nc, subject.c_str(),
+                                            &Impl::OnMessage, subscription.get());
+    if (s != NATS_OK) {
+      return Status::Unavailable("ErrNats", "subscribe " + subject + ": " + natsStatus_GetText(s));
+    }
+    subscriptions.push_back(std::move(subscription));
+  }
+  {
     char nonce[17];
     snprintf(nonce, sizeof nonce, "%016llx", static_cast<unsigned long long>(rng()));
     forward_inbox = "_INBOX.natcd." + MemberHex(header.member_id) + "." + nonce + ".";
@@ -524,6 +557,8 @@ void Node::Impl::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, voi
     subscription->impl->ReceiveRaft(msg);
   } else if (subscription->forward_replies) {
     subscription->impl->ReceiveForwardReply(msg);
+  } else if (subscription->published_marker) {
+    subscription->impl->ReceivePublishedMarker(msg);
   } else {
     subscription->impl->Receive(subscription->endpoint, msg);
   }
@@ -560,6 +595,17 @@ void Node::Impl::ReceiveForwardReply(natsMsg* msg) {
   }
   (void)RelayReply(nc, msg, forward.work->reply());
   natsMsg_Destroy(msg);
+}
+
+void Node::Impl::ReceivePublishedMarker(natsMsg* msg) {
+  const std::string body(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+  natsMsg_Destroy(msg);
+  char* end = nullptr;
+  const long long revision = strtoll(body.c_str(), &end, 10);
+  if (end == body.c_str() || *end != '\0' || revision <= 0) return;
+  int64_t seen = published_marker.load();
+  while (revision > seen && !published_marker.compare_exchange_weak(seen, revision)) {
+  }
 }
 
 void Node::Impl::ReceiveRaft(natsMsg* msg) {
@@ -1267,6 +1313,10 @@ void Node::Impl::Timers() {
       Propose(*due);
     }
   }
+  if (leader && publish_cursor >= 0 && now >= next_published_record_ms) {
+    next_published_record_ms = now + options.heartbeat_interval_ms;
+    RecordPublished(publisher->published_revision());
+  }
   if (leader) {
     if (std::optional<int64_t> due =
             compactor->Due(now, engine->revision(), engine->CompactRevision())) {
@@ -1458,7 +1508,7 @@ void Node::Impl::ApplyEntry(const raft::Entry& entry, std::vector<PendingReply>*
     ApplyConfChange(entry, replies);
     return;
   }
-  if (entry.data.empty() || engine->AlreadyApplied(entry.index)) return;
+  if (entry.data.empty()) return;
   LogCommand command;
   Status s = DecodeLogCommand(entry.data, &command);
   if (!s.ok()) {
@@ -1468,6 +1518,12 @@ void Node::Impl::ApplyEntry(const raft::Entry& entry, std::vector<PendingReply>*
             static_cast<unsigned long long>(entry.index), s.ToString().c_str());
     return;
   }
+  // Not the engine's (so read again from the kept log after a restart).
+  if (command.events_published) {
+    replicated_published = std::max(replicated_published, *command.events_published);
+    return;
+  }
+  if (engine->AlreadyApplied(entry.index)) return;
   std::unique_ptr<Work> work;
   if (command.origin_member == header.member_id) {
     auto p = proposals.find(command.origin_seq);
@@ -1507,6 +1563,13 @@ void Node::Impl::BecameLeader(bool now_leader) {
     raft::ConfState cs = raft->conf_state();
     const int64_t grace = cs.voters.size() > 1 ? options.election_timeout_ms : 0;
     engine->PromoteLeases(grace + std::max<int64_t>(0, now - leader_contact_ms));
+    // Events: continue from the last revision recorded as published, known
+    // once every entry of the earlier terms is applied.
+    publish_cursor = -1;
+    publish_decide_index = raft->last_index();
+    promoted_revision = engine->CurrentRevision();
+    publish_decide_ms = cs.voters.size() > 1 ? now + options.heartbeat_interval_ms : 0;
+    recorded_published = -1;
   } else {
     engine->DemoteLeases();
   }
@@ -1618,6 +1681,66 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
   MaybeCompactLog();
 }
 
+// Only the leader publishes P.ev.*, each revision once, in order: what this
+// turn committed, or, when the cursor is behind it (a new leader whose
+// predecessor had not published everything it committed), the missing
+// revisions read back from the store first.
+void Node::Impl::PublishEvents() {
+  std::vector<std::shared_ptr<const std::vector<Event>>> committed = engine->TakeCommittedEvents();
+  const raft::ConfState cs = raft->conf_state();
+  const bool cluster = cs.voters.size() + cs.learners.size() > 1;
+  if (cluster != publishing_markers) {
+    publishing_markers = cluster;
+    publisher->SetMarkerSubject(cluster ? PublishedSubject(options.prefix, options.cluster_name)
+                                        : std::string());
+  }
+  if (!leader) return;
+  if (publish_cursor < 0) {
+    // Read back once decided.
+    if (applied_index < publish_decide_index) return;
+    if (options.engine.clock->MonotonicMs() < publish_decide_ms) return;
+    const int64_t known = std::max(replicated_published, published_marker.load());
+    publish_cursor = known >= 0 ? known : promoted_revision;
+    // Recorded at once: a leader after this one then knows where to start
+    // even if this one publishes nothing.
+    RecordPublished(publish_cursor);
+  }
+  for (auto& events : committed) {
+    if (events->empty() || events->back().kv.mod_revision <= publish_cursor) continue;
+    if (events->front().kv.mod_revision != publish_cursor + 1) break;  // a gap: read back
+    publish_cursor = events->back().kv.mod_revision;
+    publisher->Enqueue(std::move(events));
+  }
+  // Behind: read the missing revisions back, a bounded amount per turn.
+  const int64_t target = engine->CurrentRevision();
+  if (publish_cursor >= target) return;
+  auto missing = std::make_shared<std::vector<Event>>();
+  Status s = engine->ReadEvents(std::string(1, '\0'), std::string(1, '\0'), publish_cursor + 1,
+                                target, 10'000, false, missing.get());
+  if (s.code() == Status::Code::kCompacted) {
+    fprintf(stderr, "natcd %s: P.ev.* events %lld..%lld were compacted before being published\n",
+            options.name.c_str(), static_cast<long long>(publish_cursor + 1),
+            static_cast<long long>(engine->CompactRevision() - 1));
+    publish_cursor = engine->CompactRevision() - 1;
+    return;
+  }
+  if (!s.ok()) return;  // the engine failed: health() says why
+  publish_cursor = missing->empty() ? target : missing->back().kv.mod_revision;
+  publisher->Enqueue(std::move(missing));
+}
+
+// In a cluster the leader records in the log how far P.ev.* reached the
+// NATS server (an entry at most every heartbeat interval, only when it
+// moved: under load it shares the group commit of the writes).
+void Node::Impl::RecordPublished(int64_t revision) {
+  const raft::ConfState cs = raft->conf_state();
+  if (cs.voters.size() + cs.learners.size() < 2 || revision <= recorded_published) return;
+  LogCommand command;
+  command.events_published = revision;
+  Result<std::string> bytes = EncodeLogCommand(command);
+  if (bytes.ok() && raft->Propose(std::move(bytes).value()).ok()) recorded_published = revision;
+}
+
 void Node::Impl::Loop() {
   std::vector<PendingReply> replies;
   for (;;) {
@@ -1648,10 +1771,7 @@ void Node::Impl::Loop() {
       Finish(reply);
     }
     replies.clear();
-    // Only the leader publishes P.ev.*: one copy of each event.
-    for (auto& events : engine->TakeCommittedEvents()) {
-      if (leader) publisher->Enqueue(std::move(events));
-    }
+    PublishEvents();
     engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
     streams->Deliver();
   }
@@ -1697,9 +1817,7 @@ void Node::Impl::Loop() {
   engine->watches().CancelAll("server shutting down");
   streams->Deliver(/*ignore_window=*/true);  // the last message, even to a full window
   (void)engine->Commit();
-  for (auto& events : engine->TakeCommittedEvents()) {
-    if (leader) publisher->Enqueue(std::move(events));
-  }
+  PublishEvents();
   publisher->Flush();
   natsConnection_FlushTimeout(nc, 1'000);
 }

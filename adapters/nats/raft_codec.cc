@@ -186,7 +186,10 @@ Result<std::string> EncodeLogCommand(const LogCommand& command, const std::strin
   Natcd__V1__LogCommand m;
   natcd__v1__log_command__init(&m);
   std::string request;
-  if (request_proto != nullptr) {
+  if (command.events_published) {
+    m.kind = NATCD__V1__LOG_COMMAND__KIND__EVENTS_PUBLISHED;
+    m.events_published = *command.events_published;
+  } else if (request_proto != nullptr) {
     m.kind = KindOf(command.request);
     request = *request_proto;
   } else {
@@ -208,6 +211,12 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
   out->origin_seq = m->origin_seq;
   out->request_id = m->request_id ? m->request_id : "";
   out->request_expires_ms = m->request_expires_ms;
+  out->events_published.reset();
+  if (m->kind == NATCD__V1__LOG_COMMAND__KIND__EVENTS_PUBLISHED) {
+    if (m->events_published < 0) return Invalid("negative events_published");
+    out->events_published = m->events_published;
+    return Status::OK();
+  }
   std::string_view request(reinterpret_cast<const char*>(m->request.data), m->request.len);
   UniqueMessage body;
   auto decode = [&](const ProtobufCMessageDescriptor* d) {

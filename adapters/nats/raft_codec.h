@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,7 +20,10 @@ Status DecodeRaftMessage(std::string_view bytes, raft::Message* out);
 
 // A write as the log carries it.
 struct LogCommand {
-  WriteRequest request;
+  WriteRequest request;  // unless events_published is set
+  // Set: an EVENTS_PUBLISHED entry (no request): P.ev.* reached the NATS
+  // server up to this revision.
+  std::optional<int64_t> events_published;
   uint64_t origin_member = 0;  // 0: proposed by the leader itself (timers)
   uint64_t origin_seq = 0;
   std::string request_id;

@@ -15,6 +15,10 @@ std::string RaftSubject(std::string_view prefix, std::string_view cluster, raft:
   return std::string(prefix) + ".raft." + std::string(cluster) + "." + MemberHex(id);
 }
 
+std::string PublishedSubject(std::string_view prefix, std::string_view cluster) {
+  return std::string(prefix) + ".raft." + std::string(cluster) + ".published";
+}
+
 std::string ForwardPrefix(std::string_view prefix, raft::NodeId id) {
   return std::string(prefix) + ".fwd." + MemberHex(id) + ".";
 }

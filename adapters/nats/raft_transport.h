@@ -27,6 +27,9 @@ inline constexpr int kMaxForwardHops = 3;
 std::string MemberHex(raft::NodeId id);
 std::string RaftSubject(std::string_view prefix, std::string_view cluster, raft::NodeId id);
 std::string ForwardPrefix(std::string_view prefix, raft::NodeId id);  // P.fwd.<id>.
+// Where the leader says how far P.ev.* reached the server (a decimal
+// revision): P.raft.<cluster>.published.
+std::string PublishedSubject(std::string_view prefix, std::string_view cluster);
 
 // The endpoint suffix of a request's subject: what follows "P." or, for a
 // forwarded request, "P.fwd.<id>.". Empty when the subject is neither.

@@ -93,6 +93,29 @@ TEST(RaftCodec, ClientWriteTravelsAsItsProto) {
   EXPECT_FALSE(EncodeLogCommand(command).ok()) << "a put needs its proto";
 }
 
+TEST(RaftCodec, EventsPublishedRoundTripsWithoutARequest) {
+  for (int64_t revision : {int64_t{0}, int64_t{1}, int64_t{1} << 40}) {
+    LogCommand command;
+    command.events_published = revision;
+    auto bytes = EncodeLogCommand(command);
+    ASSERT_TRUE(bytes.ok());
+    LogCommand back;
+    back.events_published = 77;
+    ASSERT_TRUE(DecodeLogCommand(bytes.value(), &back).ok());
+    ASSERT_TRUE(back.events_published.has_value());
+    EXPECT_EQ(*back.events_published, revision);
+  }
+  // Any other kind clears it.
+  LogCommand expire;
+  expire.request = LeaseExpireRequest{{5}};
+  auto bytes = EncodeLogCommand(expire);
+  ASSERT_TRUE(bytes.ok());
+  LogCommand back;
+  back.events_published = 3;
+  ASSERT_TRUE(DecodeLogCommand(bytes.value(), &back).ok());
+  EXPECT_FALSE(back.events_published.has_value());
+}
+
 TEST(RaftCodec, LeaderWritesRoundTrip) {
   auto round_trip = [](WriteRequest request) {
     LogCommand command;
