@@ -31,8 +31,10 @@ CFLAGS := -std=c11 -O2 -g $(WARN) -Iadapters -I$(BUILD)/gen
 LDFLAGS :=
 ifneq ($(SANITIZE),)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-CXXFLAGS += $(SANFLAGS) -O1
-CFLAGS += $(SANFLAGS) -O1
+# -g1: line tables are all a sanitizer report needs, and full debug info
+# is much of this second build's compile time.
+CXXFLAGS += $(SANFLAGS) -O1 -g1
+CFLAGS += $(SANFLAGS) -O1 -g1
 LDFLAGS += $(SANFLAGS)
 endif
 DEPFLAGS = -MMD -MP
