@@ -1,7 +1,13 @@
 #include "raft/sqlite_raft_storage.h"
 
+#include <errno.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <string>
+
+#include "storage/durable_file.h"
 #include "storage/sqlite_backend.h"
 
 namespace natcd::raft {
@@ -275,6 +281,68 @@ Status SqliteRaftStorage::ApplySnapshot(const SnapshotMeta& meta) {
   NATCD_RETURN_IF_ERROR(DeleteLogFrom(0));
   NATCD_RETURN_IF_ERROR(PutState("snapshot", EncodeSnapshotMeta(meta)));
   return SaveLogStart();
+}
+
+Status SqliteRaftStorage::PrepareReceivedSnapshot(const std::string& path, const SnapshotMeta& meta,
+                                                  const HardState& keep_hard_state) {
+  // SqliteBackend::Open would make up an empty database in its place.
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err != ENOENT) return ErrnoStatus("stat", path, err);
+    return Status::NotFound("ErrNoSnapshot", "received snapshot " + path + " does not exist");
+  }
+  // sync: this file becomes the member's database; what is prepared here
+  // must be on disk before the member acts on it.
+  Result<std::unique_ptr<SqliteBackend>> opened = SqliteBackend::Open(BackendOptions{path, true});
+  if (!opened.ok()) return opened.status();
+  SqliteBackend& backend = *opened.value();
+  Result<int64_t> applied = backend.GetMeta(SqliteBackend::kMetaAppliedIndex, 0);
+  if (!applied.ok()) return applied.status();
+  if (static_cast<uint64_t>(*applied) != meta.index) {
+    return Status::Corruption("received snapshot " + path + " holds applied index " +
+                              std::to_string(*applied) + ", its metadata says " +
+                              std::to_string(meta.index));
+  }
+  sqlite3* db = backend.handle();
+  auto exec = [db](const char* sql) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+    sqlite3_free(err);
+    return rc == SQLITE_OK ? Status::OK() : SqliteStatus(db, rc, sql);
+  };
+  auto put = [db](const char* name, const std::string& value) {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO raft_state (name, value) VALUES (?, ?)",
+                                -1, &stmt, nullptr);
+    if (rc == SQLITE_OK) {
+      sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+      sqlite3_bind_blob64(stmt, 2, value.data(), value.size(), SQLITE_STATIC);
+      rc = sqlite3_step(stmt);
+    }
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_DONE ? Status::OK() : SqliteStatus(db, rc, "put raft state");
+  };
+  std::string log_start;
+  PutU64(&log_start, meta.index);
+  PutU64(&log_start, meta.term);
+  std::string hard_state;
+  PutU64(&hard_state, keep_hard_state.term);
+  PutU64(&hard_state, keep_hard_state.vote);
+  PutU64(&hard_state, std::max(keep_hard_state.commit, meta.index));
+
+  // The copy of a leader always has the Raft tables; a database written
+  // before natcd had Raft would not, and then they start empty.
+  NATCD_RETURN_IF_ERROR(exec(kSchema));
+  NATCD_RETURN_IF_ERROR(backend.BeginBatch());
+  Status s = exec("DELETE FROM raft_log");
+  if (s.ok()) s = exec("DELETE FROM raft_state WHERE name = 'boot_existing'");
+  if (s.ok()) s = put("snapshot", EncodeSnapshotMeta(meta));
+  if (s.ok()) s = put("log_start", log_start);
+  if (s.ok()) s = put("hard_state", hard_state);
+  if (s.ok()) s = backend.CommitBatch();
+  if (!s.ok()) backend.RollbackBatch();
+  return s;
 }
 
 Status SqliteRaftStorage::MarkBootedOverExistingData() {

@@ -65,6 +65,24 @@ class SqliteRaftStorage final : public Storage {
   // A snapshot received from the leader replaces the whole log.
   Status ApplySnapshot(const SnapshotMeta& meta);
 
+  // Turns a database copy received from the leader (WriteDatabaseSnapshot's
+  // output, shipped whole) into this member's database, before anything
+  // opens it: the copy's Raft log goes (it is the leader's, and the
+  // snapshot covers it), the log starts after meta.index with meta as the
+  // snapshot, and the hard state is the receiving member's own -- its term
+  // and vote are promises this member made, which the leader's copy knows
+  // nothing of -- with commit raised to at least meta.index. A leftover
+  // "boot_existing" mark of the leader's is dropped: it describes the
+  // leader's boot, not this member's.
+  //
+  // NotFound when there is no file at path. Corruption when the copy's
+  // applied index is not meta.index (the file and the metadata describe
+  // different snapshots), or it is no database; its contents are then
+  // left unchanged. Errors of SQLite as Statuses. One transaction: on any
+  // error nothing of it is applied. The file is closed when this returns.
+  static Status PrepareReceivedSnapshot(const std::string& path, const SnapshotMeta& meta,
+                                        const HardState& keep_hard_state);
+
   // Whether the cluster's first snapshot (index 1) was taken over a
   // database that already held data (one written before it had Raft): then
   // that snapshot is not the empty state and cannot stand for it.
