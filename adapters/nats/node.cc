@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -20,11 +22,13 @@
 #include "adapters/nats/raft_transport.h"
 #include "adapters/nats/reply.h"
 #include "adapters/nats/service_error.h"
+#include "adapters/nats/snapshot_transfer.h"
 #include "adapters/nats/subject.h"
 #include "adapters/nats/watch_streams.h"
 #include "adapters/nats/wire.h"
 #include "raft/raft.h"
 #include "raft/sqlite_raft_storage.h"
+#include "storage/sqlite_snapshot.h"
 
 namespace natcd::nats {
 namespace {
@@ -70,8 +74,16 @@ struct Work {
   // for another one, or retry it after a pause.
   uint64_t unreachable_leader = 0;
   int64_t retry_at_ns = 0;
-  enum class Notice { kNone, kDisconnected, kReconnected, kRaft } notice = Notice::kNone;
+  enum class Notice {
+    kNone,
+    kDisconnected,
+    kReconnected,
+    kRaft,
+    kSnapshotChunk,
+    kSnapshotAck
+  } notice = Notice::kNone;
   raft::Message raft_message;  // Notice::kRaft
+  std::string snapshot_bytes;  // Notice::kSnapshotChunk / kSnapshotAck, encoded
 
   ~Work() { natsMsg_Destroy(msg); }
   const char* reply() const { return msg ? natsMsg_GetReply(msg) : nullptr; }
@@ -176,6 +188,7 @@ struct Node::Impl {
     bool raft = false;
     bool forward_replies = false;
     bool published_marker = false;
+    Work::Notice snapshot = Work::Notice::kNone;  // chunk or ack subject
     natsSubscription* sub = nullptr;
   };
   // A request handed to the leader, until its answer is relayed.
@@ -277,6 +290,23 @@ struct Node::Impl {
   int64_t recorded_published = -1;
   int64_t next_published_record_ms = 0;
 
+  // Snapshots being sent, by follower: the database is copied on a thread
+  // of its own (the engine keeps going), then shipped in chunks on
+  // P.raft.<cluster>.<follower>.snap, acknowledged on <leader>.snapack;
+  // the MsgSnap itself goes last, once the follower holds the whole file.
+  struct OutgoingSnapshot {
+    raft::Message message;  // the MsgSnap Raft asked for
+    std::string path;
+    std::thread copier;
+    std::atomic<bool> copied{false};
+    Result<uint64_t> copy = Status::Internal("not copied");  // the copy's applied index
+    std::unique_ptr<SnapshotSender> sender;
+    raft::SnapshotMeta meta;
+  };
+  std::map<raft::NodeId, std::unique_ptr<OutgoingSnapshot>> outgoing_snapshots;
+  std::unique_ptr<SnapshotReceiver> snapshot_receiver;
+  uint64_t last_conf_change_index = 0;  // the membership is that of any later index
+
   // Forwarding: answers come back on forward_inbox<seq> (NATS threads).
   std::string forward_inbox;
   std::mutex forward_mu;
@@ -292,6 +322,14 @@ struct Node::Impl {
   void Receive(Endpoint* endpoint, natsMsg* msg);
   void ReceiveRaft(natsMsg* msg);
   void ReceivePublishedMarker(natsMsg* msg);
+  void ReceiveSnapshotMessage(Work::Notice kind, natsMsg* msg);
+  // Snapshot shipping (a member behind the leader's kept log).
+  void StartSnapshot(raft::Message m);
+  void PumpSnapshots();
+  void AbandonSnapshots();
+  void ReceiveSnapshotChunk(const std::string& bytes);
+  Status InstallSnapshot(const raft::SnapshotMeta& meta);
+  Status CreateRaft();
   void PublishEvents();
   void RecordPublished(int64_t revision);
   void ReceiveForwardReply(natsMsg* msg);
@@ -441,6 +479,16 @@ Status Node::Impl::InitRaft() {
     if (engine->revision() > 0) NATCD_RETURN_IF_ERROR(raft_storage->MarkBootedOverExistingData());
     NATCD_RETURN_IF_ERROR(engine->Commit());
   }
+  NATCD_RETURN_IF_ERROR(CreateRaft());
+  // The only voter need not wait for an election timeout.
+  raft::ConfState cs = raft->conf_state();
+  if (cs.voters.size() == 1 && cs.voters[0] == header.member_id) (void)raft->Campaign();
+  return Status::OK();
+}
+
+// Raft over this member's storage as it is now (at start, and after a
+// snapshot from the leader replaced the database).
+Status Node::Impl::CreateRaft() {
   raft::Config cfg;
   cfg.id = header.member_id;
   cfg.heartbeat_tick = 1;
@@ -462,9 +510,6 @@ Status Node::Impl::InitRaft() {
   raft_subject = RaftSubject(options.prefix, options.cluster_name, header.member_id);
   header.raft_term = raft->term();
   leader_contact_ms = options.engine.clock->MonotonicMs();
-  // The only voter need not wait for an election timeout.
-  raft::ConfState cs = raft->conf_state();
-  if (cs.voters.size() == 1 && cs.voters[0] == header.member_id) (void)raft->Campaign();
   return Status::OK();
 }
 
@@ -516,6 +561,18 @@ Status Node::Impl::Subscribe() {
     }
     subscriptions.push_back(std::move(subscription));
   }
+  for (Work::Notice kind : {Work::Notice::kSnapshotChunk, Work::Notice::kSnapshotAck}) {
+    auto subscription = std::make_unique<Subscription>(Subscription{this, nullptr});
+    subscription->snapshot = kind;
+    const std::string subject =
+        raft_subject + (kind == Work::Notice::kSnapshotChunk ? ".snap" : ".snapack");
+    natsStatus s = natsConnection_Subscribe(&subscription->sub, nc, subject.c_str(),
+                                            &Impl::OnMessage, subscription.get());
+    if (s != NATS_OK) {
+      return Status::Unavailable("ErrNats", "subscribe " + subject + ": " + natsStatus_GetText(s));
+    }
+    subscriptions.push_back(std::move(subscription));
+  }
   {
     auto subscription = std::make_unique<Subscription>(Subscription{this, nullptr});
     subscription->published_marker = true;
@@ -559,6 +616,8 @@ void Node::Impl::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, voi
     subscription->impl->ReceiveForwardReply(msg);
   } else if (subscription->published_marker) {
     subscription->impl->ReceivePublishedMarker(msg);
+  } else if (subscription->snapshot != Work::Notice::kNone) {
+    subscription->impl->ReceiveSnapshotMessage(subscription->snapshot, msg);
   } else {
     subscription->impl->Receive(subscription->endpoint, msg);
   }
@@ -606,6 +665,16 @@ void Node::Impl::ReceivePublishedMarker(natsMsg* msg) {
   int64_t seen = published_marker.load();
   while (revision > seen && !published_marker.compare_exchange_weak(seen, revision)) {
   }
+}
+
+void Node::Impl::ReceiveSnapshotMessage(Work::Notice kind, natsMsg* msg) {
+  auto work = std::make_unique<Work>();
+  work->notice = kind;
+  work->snapshot_bytes.assign(natsMsg_GetData(msg),
+                              static_cast<size_t>(natsMsg_GetDataLength(msg)));
+  natsMsg_Destroy(msg);
+  if (!accepting.load()) return;
+  Enqueue(std::move(work));
 }
 
 void Node::Impl::ReceiveRaft(natsMsg* msg) {
@@ -899,12 +968,31 @@ void Node::Impl::Forward(std::unique_ptr<Work> work, std::vector<PendingReply>* 
 
 void Node::Impl::Handle(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
   switch (work->notice) {
+    case Work::Notice::kSnapshotChunk:
+      ReceiveSnapshotChunk(work->snapshot_bytes);
+      return;
+    case Work::Notice::kSnapshotAck: {
+      Result<SnapshotAck> ack = DecodeSnapshotAck(work->snapshot_bytes);
+      if (!ack.ok()) return;
+      for (auto& [to, out] : outgoing_snapshots) {
+        if (out->sender && out->sender->id() == ack->id) {
+          (void)out->sender->OnAck(*ack, options.engine.clock->MonotonicMs());
+        }
+      }
+      PumpSnapshots();
+      return;
+    }
     case Work::Notice::kRaft:
-      // Only the first snapshot (the empty state) is installed, and only by
-      // a member that holds nothing yet.
-      if (work->raft_message.type == raft::MessageType::kSnap &&
-          (work->raft_message.snapshot.meta.index != 1 || engine->revision() != 0)) {
-        return;
+      if (work->raft_message.type == raft::MessageType::kSnap) {
+        const raft::SnapshotMeta& meta = work->raft_message.snapshot.meta;
+        // The first snapshot (the empty state) only for a member that holds
+        // nothing yet; any other only once its database arrived whole.
+        const bool bootstrap = meta.index == 1 && engine->revision() == 0;
+        const bool shipped = meta.index > 1 && snapshot_receiver != nullptr &&
+                             snapshot_receiver->done() &&
+                             snapshot_receiver->current_id().index == meta.index &&
+                             snapshot_receiver->current_id().leader == work->raft_message.from;
+        if (!bootstrap && !shipped) return;
       }
       {
         const raft::NodeId from = work->raft_message.from;
@@ -1453,6 +1541,7 @@ void Node::Impl::RetryWaiting(std::vector<PendingReply>* replies) {
 }
 
 void Node::Impl::ApplyConfChange(const raft::Entry& entry, std::vector<PendingReply>* replies) {
+  last_conf_change_index = std::max(last_conf_change_index, entry.index);
   raft::ConfChange cc;
   if (!raft::DecodeConfChange(entry.data, &cc)) return;
   raft->ApplyConfChange(cc);
@@ -1572,6 +1661,7 @@ void Node::Impl::BecameLeader(bool now_leader) {
     recorded_published = -1;
   } else {
     engine->DemoteLeases();
+    AbandonSnapshots();
   }
   leader_contact_ms = now;
 }
@@ -1617,9 +1707,19 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
       }
     }
     Status s;
+    if (!rd.snapshot.empty() && rd.snapshot.meta.index > 1) {
+      // The leader's database arrived whole (see Handle): it becomes this
+      // member's, and Raft starts again from it (this Ready is void).
+      s = InstallSnapshot(rd.snapshot.meta);
+      if (!s.ok()) {
+        fprintf(stderr, "natcd %s: installing the snapshot failed: %s\n", options.name.c_str(),
+                s.ToString().c_str());
+      }
+      return;
+    }
     if (!rd.snapshot.empty()) {
-      // Only the cluster's first snapshot ever arrives (see Handle): the
-      // empty state this new member already has.
+      // The cluster's first snapshot: the empty state this new member
+      // already has.
       s = raft_storage->ApplySnapshot(rd.snapshot.meta);
       applied_index = snapshot_index = rd.snapshot.meta.index;
     }
@@ -1650,11 +1750,9 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
       if (m.type == raft::MessageType::kSnap) {
         // The cluster's first snapshot is the empty state: a new member
         // installs it and gets everything else from the log. Any later one
-        // would mean shipping this member's database, which natcd does not
-        // do yet: that follower stays behind (it missed more than the
-        // entries the log keeps).
+        // means shipping this member's database first.
         if (m.snapshot.meta.index != 1 || raft_storage->booted_over_existing_data()) {
-          raft->ReportSnapshot(m.to, /*failed=*/true);
+          StartSnapshot(std::move(m));
           continue;
         }
         raft->ReportSnapshot(m.to, /*failed=*/false);
@@ -1679,6 +1777,167 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
   ServeConfirmedReads(replies);
   AnswerMovedLeader(replies);
   MaybeCompactLog();
+}
+
+static std::string DataDir(const std::string& db_path) {
+  const size_t slash = db_path.rfind('/');
+  return slash == std::string::npos ? "." : db_path.substr(0, slash);
+}
+
+void Node::Impl::StartSnapshot(raft::Message m) {
+  const raft::NodeId to = m.to;
+  if (outgoing_snapshots.count(to) != 0) return;  // one at a time
+  auto out = std::make_unique<OutgoingSnapshot>();
+  out->message = std::move(m);
+  out->path = DataDir(options.engine.db_path) + "/snapshot-for-" + MemberHex(to) + ".db";
+  OutgoingSnapshot* raw = out.get();
+  const std::string db_path = options.engine.db_path;
+  out->copier = std::thread([raw, db_path] {
+    raw->copy = WriteDatabaseSnapshot(db_path, raw->path);
+    raw->copied.store(true);
+  });
+  fprintf(stderr, "natcd %s: sending a snapshot to %s\n", options.name.c_str(),
+          MemberHex(to).c_str());
+  outgoing_snapshots.emplace(to, std::move(out));
+}
+
+void Node::Impl::AbandonSnapshots() {
+  for (auto& [to, out] : outgoing_snapshots) {
+    out->copier.join();
+    if (raft && leader) raft->ReportSnapshot(to, /*failed=*/true);
+    std::remove(out->path.c_str());
+  }
+  outgoing_snapshots.clear();
+}
+
+void Node::Impl::PumpSnapshots() {
+  const int64_t now = options.engine.clock->MonotonicMs();
+  for (auto it = outgoing_snapshots.begin(); it != outgoing_snapshots.end();) {
+    const raft::NodeId to = it->first;
+    OutgoingSnapshot& out = *it->second;
+    if (!out.copied.load()) {
+      ++it;
+      continue;
+    }
+    Status failed;
+    if (out.sender == nullptr) {
+      out.copier.join();
+      if (!out.copy.ok()) {
+        failed = out.copy.status();
+      } else if (last_conf_change_index > *out.copy) {
+        // The membership changed after the copy: its conf state is unknown.
+        failed = Status::Unavailable("ErrSnapshot", "membership changed during the copy");
+      } else {
+        out.meta.index = *out.copy;
+        out.meta.conf_state = raft->conf_state();
+        Result<uint64_t> term = raft_storage->Term(out.meta.index);
+        if (!term.ok()) {
+          failed = term.status();
+        } else {
+          out.meta.term = *term;
+          Result<std::unique_ptr<SnapshotSender>> sender = SnapshotSender::Open(
+              out.path, SnapshotId{raft->term(), out.meta.index, header.member_id}, {}, now);
+          if (sender.ok()) {
+            out.sender = std::move(sender).value();
+          } else {
+            failed = sender.status();
+          }
+        }
+      }
+    }
+    const std::string subject = RaftSubject(options.prefix, options.cluster_name, to) + ".snap";
+    while (failed.ok() && out.sender && !out.sender->done() && !out.sender->failed()) {
+      Result<std::optional<std::string>> chunk = out.sender->Next(now);
+      if (!chunk.ok() || !chunk->has_value()) break;
+      const std::string& bytes = **chunk;
+      (void)natsConnection_Publish(nc, subject.c_str(), bytes.data(),
+                                   static_cast<int>(bytes.size()));
+    }
+    if (failed.ok() && out.sender && out.sender->failed()) failed = out.sender->failure();
+    if (failed.ok() && !(out.sender && out.sender->done())) {
+      ++it;
+      continue;
+    }
+    if (failed.ok()) {
+      // The follower holds the database: now the MsgSnap that installs it.
+      out.message.snapshot.meta = out.meta;
+      SendRaftMessage(out.message);
+      raft->ReportSnapshot(to, /*failed=*/false);
+      fprintf(stderr, "natcd %s: snapshot at index %llu (%llu bytes) sent to %s\n",
+              options.name.c_str(), static_cast<unsigned long long>(out.meta.index),
+              static_cast<unsigned long long>(out.sender->total_bytes()), MemberHex(to).c_str());
+    } else {
+      raft->ReportSnapshot(to, /*failed=*/true);
+      fprintf(stderr, "natcd %s: snapshot to %s failed: %s\n", options.name.c_str(),
+              MemberHex(to).c_str(), failed.ToString().c_str());
+    }
+    std::remove(out.path.c_str());
+    it = outgoing_snapshots.erase(it);
+  }
+}
+
+void Node::Impl::ReceiveSnapshotChunk(const std::string& bytes) {
+  Result<SnapshotChunk> chunk = DecodeSnapshotChunk(bytes);
+  if (!chunk.ok()) return;  // damaged: the leader sends it again
+  if (snapshot_receiver == nullptr) {
+    SnapshotReceiverOptions receiver_options;
+    receiver_options.path = DataDir(options.engine.db_path) + "/snapshot-received.db";
+    snapshot_receiver = std::make_unique<SnapshotReceiver>(receiver_options);
+  }
+  SnapshotAck ack;
+  (void)snapshot_receiver->OnChunk(*chunk, &ack);
+  const std::string reply = EncodeSnapshotAck(ack);
+  const std::string subject =
+      RaftSubject(options.prefix, options.cluster_name, chunk->id.leader) + ".snapack";
+  (void)natsConnection_Publish(nc, subject.c_str(), reply.data(), static_cast<int>(reply.size()));
+}
+
+Status Node::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
+  const raft::HardState hard_state = raft->hard_state();
+  // Everything built on the old database goes: watches end with a reason
+  // (clients re-create them from their last revision + 1).
+  engine->watches().CancelAll("member restored from the leader's snapshot");
+  streams->Deliver(/*ignore_window=*/true);
+  streams.reset();
+  raft.reset();
+  raft_storage.reset();
+  engine.reset();
+  const std::string received = snapshot_receiver->path();
+  Status s = raft::SqliteRaftStorage::PrepareReceivedSnapshot(received, meta, hard_state);
+  if (s.ok()) {
+    const std::string& db = options.engine.db_path;
+    std::remove((db + "-wal").c_str());
+    std::remove((db + "-shm").c_str());
+    if (std::rename(received.c_str(), db.c_str()) != 0) {
+      s = Status::IOError("rename " + received + ": " + strerror(errno));
+    }
+  }
+  snapshot_receiver.reset();
+  // Whether it worked or not, open what is there (a failed install left the
+  // old database in place) and go on.
+  Result<std::unique_ptr<Engine>> opened = Engine::Open(options.engine);
+  if (!opened.ok()) return opened.status();
+  engine = std::move(opened).value();
+  engine->DemoteLeases();
+  Result<std::unique_ptr<raft::SqliteRaftStorage>> storage =
+      raft::SqliteRaftStorage::Open(&engine->backend());
+  if (!storage.ok()) return storage.status();
+  raft_storage = std::move(storage).value();
+  NATCD_RETURN_IF_ERROR(CreateRaft());
+  WatchStreamOptions stream_options;
+  stream_options.window_messages = options.watch_window_messages;
+  stream_options.message_events_max = options.watch_message_events_max;
+  stream_options.heartbeat_ms = options.watch_heartbeat_ms;
+  stream_options.ack_timeout_ms = options.watch_ack_timeout_ms;
+  streams = std::make_unique<WatchStreams>(nc, &engine->watches(), engine.get(),
+                                           options.engine.clock, stream_options, header);
+  leader = false;
+  replicated_published = -1;
+  last_conf_change_index = meta.index;
+  fprintf(stderr, "natcd %s: installed the leader's snapshot at index %llu (revision %lld)\n",
+          options.name.c_str(), static_cast<unsigned long long>(meta.index),
+          static_cast<long long>(engine->revision()));
+  return s;
 }
 
 // Only the leader publishes P.ev.*, each revision once, in order: what this
@@ -1761,6 +2020,7 @@ void Node::Impl::Loop() {
     RetryWaiting(&replies);
     ConfirmReads(&replies);
     ProcessReady(&replies);
+    PumpSnapshots();
     // Idle turns still remove compacted rows and expired request ids.
     Status committed = engine->Commit();
     for (PendingReply& reply : replies) {
@@ -1775,6 +2035,8 @@ void Node::Impl::Loop() {
     engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
     streams->Deliver();
   }
+  AbandonSnapshots();
+  snapshot_receiver.reset();
   // Shutdown: every watch ends with a reason the client can act on, and
   // every request still waiting gets an answer.
   std::vector<PendingReply> last;

@@ -30,18 +30,27 @@ class ClusterTest : public ::testing::Test {
     ASSERT_TRUE(server_.Start());
     for (const std::string& name : kNames) {
       dirs_[name] = std::make_unique<TempDir>();
-      members_[name] = std::make_unique<NatcdProcess>(
-          server_.url(), dirs_[name]->path(),
-          std::vector<std::string>{"--name", name, "--initial-cluster", "n1,n2,n3",
-                                   "--heartbeat-interval", "50", "--election-timeout",
-                                   std::to_string(kElectionTimeoutMs), "--lease-ttl-min", "1",
-                                   "--log-level", "warn"});
+      std::vector<std::string> args = {"--name",
+                                       name,
+                                       "--initial-cluster",
+                                       "n1,n2,n3",
+                                       "--heartbeat-interval",
+                                       "50",
+                                       "--election-timeout",
+                                       std::to_string(kElectionTimeoutMs),
+                                       "--lease-ttl-min",
+                                       "1",
+                                       "--log-level",
+                                       "warn"};
+      for (const std::string& arg : ExtraArgs()) args.push_back(arg);
+      members_[name] = std::make_unique<NatcdProcess>(server_.url(), dirs_[name]->path(), args);
       ASSERT_TRUE(members_[name]->Start());
     }
     client_ = std::make_unique<WireClient>(server_.url());
     ASSERT_TRUE(client_->connected());
     ASSERT_TRUE(WaitFor([&] { return Leader() != 0; }, 10'000)) << "no leader elected";
   }
+  virtual std::vector<std::string> ExtraArgs() const { return {}; }
   void TearDown() override {
     if (!HasFailure()) return;
     for (auto& [name, m] : members_) std::cerr << "--- " << name << " log:\n" << m->Log() << "\n";
@@ -456,6 +465,38 @@ TEST_F(ClusterTest, AFrozenLeaderStepsDownAndCatchesUpWhenItReturns) {
   auto all = client_->Range("/p/", "/p0");
   ASSERT_TRUE(all);
   EXPECT_EQ(all->count, 41);
+}
+
+// Members that compact their log every 20 entries (keeping 10): a member
+// that misses more than that can only catch up from the leader's database.
+class SnapshotClusterTest : public ClusterTest {
+ protected:
+  std::vector<std::string> ExtraArgs() const override { return {"--snapshot-count", "20"}; }
+};
+
+TEST_F(SnapshotClusterTest, AMemberBehindTheKeptLogCatchesUpFromTheLeadersDatabase) {
+  std::string leader = LeaderName();
+  ASSERT_FALSE(leader.empty());
+  std::string behind, other;
+  for (const std::string& name : kNames) {
+    if (name == leader) continue;
+    (behind.empty() ? behind : other) = name;
+  }
+  for (int i = 0; i < 20; i++) ASSERT_TRUE(PutAcked("/s/k" + std::to_string(i), "v"));
+  EXPECT_EQ(members_[behind]->Stop(), 0);
+  // 300 entries while it is away: far past the 10 the others keep.
+  for (int i = 20; i < 320; i++) ASSERT_TRUE(PutAcked("/s/k" + std::to_string(i), "v"));
+  ASSERT_TRUE(members_[behind]->Start());
+  // With the other follower stopped, nothing commits until the member that
+  // was behind has the database and follows the log again.
+  EXPECT_EQ(members_[other]->Stop(), 0);
+  ASSERT_TRUE(PutAcked("/s/after", "v", 20'000));
+  auto all = client_->Range("/s/", "/s0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 321);
+  EXPECT_NE(members_[behind]->Log().find("installed the leader's snapshot"), std::string::npos)
+      << members_[behind]->Log();
+  EXPECT_NE(members_[LeaderName()]->Log().find("sent to"), std::string::npos);
 }
 
 }  // namespace
