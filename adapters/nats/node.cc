@@ -305,7 +305,9 @@ struct Node::Impl {
   };
   std::map<raft::NodeId, std::unique_ptr<OutgoingSnapshot>> outgoing_snapshots;
   std::unique_ptr<SnapshotReceiver> snapshot_receiver;
-  uint64_t last_conf_change_index = 0;  // the membership is that of any later index
+  // The membership as of recent indexes (index -> the conf state from it
+  // on): a snapshot at index i carries the one in force at i.
+  std::map<uint64_t, raft::ConfState> conf_history;
 
   // Forwarding: answers come back on forward_inbox<seq> (NATS threads).
   std::string forward_inbox;
@@ -505,6 +507,7 @@ Status Node::Impl::CreateRaft() {
   Result<std::unique_ptr<raft::Raft>> created = raft::Raft::Create(cfg);
   if (!created.ok()) return created.status();
   raft = std::move(created).value();
+  conf_history = {{cfg.applied, raft->conf_state()}};
   applied_index = cfg.applied;
   snapshot_index = cfg.applied;
   raft_subject = RaftSubject(options.prefix, options.cluster_name, header.member_id);
@@ -1541,10 +1544,10 @@ void Node::Impl::RetryWaiting(std::vector<PendingReply>* replies) {
 }
 
 void Node::Impl::ApplyConfChange(const raft::Entry& entry, std::vector<PendingReply>* replies) {
-  last_conf_change_index = std::max(last_conf_change_index, entry.index);
   raft::ConfChange cc;
   if (!raft::DecodeConfChange(entry.data, &cc)) return;
-  raft->ApplyConfChange(cc);
+  conf_history[entry.index] = raft->ApplyConfChange(cc);
+  while (conf_history.size() > 16) conf_history.erase(conf_history.begin());
   uint64_t origin = 0, seq = 0;
   std::string name;
   ParseConfChangeContext(cc.context, &origin, &seq, &name);
@@ -1824,12 +1827,12 @@ void Node::Impl::PumpSnapshots() {
       out.copier.join();
       if (!out.copy.ok()) {
         failed = out.copy.status();
-      } else if (last_conf_change_index > *out.copy) {
-        // The membership changed after the copy: its conf state is unknown.
-        failed = Status::Unavailable("ErrSnapshot", "membership changed during the copy");
+      } else if (auto conf = conf_history.upper_bound(*out.copy); conf == conf_history.begin()) {
+        // More membership changes since the copy than are remembered.
+        failed = Status::Unavailable("ErrSnapshot", "membership changed since the copy");
       } else {
         out.meta.index = *out.copy;
-        out.meta.conf_state = raft->conf_state();
+        out.meta.conf_state = std::prev(conf)->second;
         Result<uint64_t> term = raft_storage->Term(out.meta.index);
         if (!term.ok()) {
           failed = term.status();
@@ -1933,7 +1936,7 @@ Status Node::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
                                            options.engine.clock, stream_options, header);
   leader = false;
   replicated_published = -1;
-  last_conf_change_index = meta.index;
+
   fprintf(stderr, "natcd %s: installed the leader's snapshot at index %llu (revision %lld)\n",
           options.name.c_str(), static_cast<unsigned long long>(meta.index),
           static_cast<long long>(engine->revision()));
