@@ -44,9 +44,10 @@ CHECK_TARGETS += check-natcd
 
 $(NATCD_TEST_OBJS): | $(NATS_PB_H)
 
-$(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB)
+# The cluster tests follow a watch with natcd's C client (its resume logic).
+$(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NATS_LIB) -lgtest $(NATS_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB) -lgtest $(NATS_LIBS)
 
 .PHONY: check-natcd
 check-natcd: $(NATCD_TESTS) $(NATCD_BIN)
