@@ -17,6 +17,7 @@
 #include "natcd/natcd_helpers.h"
 #include "support/natcd_process.h"
 #include "support/nats_server.h"
+#include "support/tcp_proxy.h"
 #include "support/wire_client.h"
 #include "testutil.h"
 
@@ -460,6 +461,42 @@ TEST_F(ClusterTest, AWatchAcrossFailoversMissesNothing) {
   EXPECT_EQ(seen.events.size(), static_cast<size_t>(next));
   std::cout << "watch: " << seen.events.size() << " events while each member was killed, "
             << stats.resumes << " resumes" << std::endl;
+}
+
+// A leader cut off from NATS (its process keeps running): the others elect
+// a new leader and go on; when the network heals it follows the new leader
+// and catches up.
+TEST_F(ClusterTest, APartitionedLeaderRejoinsWhenTheNetworkHeals) {
+  // n3 reaches NATS through a relay the test can cut.
+  TcpProxy proxy(std::stoi(server_.url().substr(server_.url().rfind(':') + 1)));
+  ASSERT_TRUE(proxy.Start());
+  EXPECT_EQ(members_["n3"]->Stop(), 0);
+  members_["n3"] = std::make_unique<NatcdProcess>(
+      "nats://127.0.0.1:" + std::to_string(proxy.port()), dirs_["n3"]->path(),
+      std::vector<std::string>{"--name", "n3", "--initial-cluster", "n1,n2,n3",
+                               "--heartbeat-interval", "50", "--election-timeout",
+                               std::to_string(kElectionTimeoutMs), "--log-level", "warn"});
+  ASSERT_TRUE(members_["n3"]->Start());
+  std::map<std::string, uint64_t> ids = MemberIds();
+  Natcd__V1__MoveLeaderRequest move;
+  natcd__v1__move_leader_request__init(&move);
+  move.targetid = ids["n3"];
+  ASSERT_TRUE(WaitFor([&] { return Ask("maint.moveleader", &move.base).ok(); }, 10'000, 100));
+  for (int i = 0; i < 10; i++) ASSERT_TRUE(PutAcked("/x/before" + std::to_string(i), "v"));
+
+  proxy.Cut();
+  for (int i = 0; i < 30; i++) ASSERT_TRUE(PutAcked("/x/during" + std::to_string(i), "v"));
+  EXPECT_NE(LeaderName(), "n3");
+
+  proxy.Heal();
+  // Make n3 necessary: stop the follower that is not the leader.
+  const std::string leader = LeaderName();
+  const std::string other = leader == "n1" ? "n2" : "n1";
+  EXPECT_EQ(members_[other]->Stop(), 0);
+  ASSERT_TRUE(PutAcked("/x/after", "v", 20'000)) << "n3 did not rejoin";
+  auto all = client_->Range("/x/", "/x0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 41);
 }
 
 TEST_F(ClusterTest, MembersAreAddedAsLearnersPromotedAndRemoved) {
