@@ -251,6 +251,10 @@ struct Node::Impl {
   uint64_t snapshot_index = 0;
   uint64_t proposal_seq = 0;
   std::map<uint64_t, Proposal> proposals;
+  // This turn's entries, proposed together (FlushProposals), and the
+  // proposal numbers among them that a client waits for.
+  std::vector<std::string> turn_entries;
+  std::vector<uint64_t> turn_seqs;
   // Requests for the leader while there is none, until their deadline.
   std::vector<std::unique_ptr<Work>> waiting_for_leader;
   uint64_t read_seq = 0;
@@ -346,6 +350,7 @@ struct Node::Impl {
   void Forward(std::unique_ptr<Work> work, std::vector<PendingReply>* replies);
   Result<WriteRequest> DecodeWrite(const Work& work);
   void Propose(const WriteRequest& request);
+  void FlushProposals(std::vector<PendingReply>* replies);
   void Timers();
   void Tick();
   void ConfirmReads(std::vector<PendingReply>* replies);
@@ -906,13 +911,12 @@ void Node::Impl::HandleWrite(std::unique_ptr<Work> work, std::vector<PendingRepl
                   kind == EndpointKind::kTxn;
   if (as_proto) proto = EncodeMessage(work->body.get(), false);
   Result<std::string> bytes = EncodeLogCommand(command, as_proto ? &proto : nullptr);
-  Status s = bytes.status();
-  if (s.ok()) s = raft->Propose(std::move(bytes).value());
-  if (!s.ok()) {
-    replies->push_back(
-        ErrorReply(std::move(work), s.name() == "ErrProposalDropped" ? NoLeader() : s, true));
+  if (!bytes.ok()) {
+    replies->push_back(ErrorReply(std::move(work), bytes.status(), true));
     return;
   }
+  turn_entries.push_back(std::move(bytes).value());
+  turn_seqs.push_back(command.origin_seq);
   int64_t deadline = options.engine.clock->MonotonicMs() + options.request_timeout_ms;
   proposals.emplace(command.origin_seq, Proposal{std::move(work), deadline});
 }
@@ -923,7 +927,26 @@ void Node::Impl::Propose(const WriteRequest& request) {
   LogCommand command;
   command.request = request;
   Result<std::string> bytes = EncodeLogCommand(command);
-  if (bytes.ok()) (void)raft->Propose(std::move(bytes).value());
+  if (bytes.ok()) turn_entries.push_back(std::move(bytes).value());
+}
+
+// Everything proposed this turn goes to Raft as one batch: one append
+// message per follower, not one per write.
+void Node::Impl::FlushProposals(std::vector<PendingReply>* replies) {
+  if (turn_entries.empty()) return;
+  Status s = raft->ProposeBatch(std::move(turn_entries));
+  turn_entries.clear();
+  if (!s.ok()) {
+    recorded_published = -1;
+    for (uint64_t seq : turn_seqs) {
+      auto p = proposals.find(seq);
+      if (p == proposals.end()) continue;
+      replies->push_back(ErrorReply(std::move(p->second.work),
+                                    s.name() == "ErrProposalDropped" ? NoLeader() : s, true));
+      proposals.erase(p);
+    }
+  }
+  turn_seqs.clear();
 }
 
 void Node::Impl::Forward(std::unique_ptr<Work> work, std::vector<PendingReply>* replies) {
@@ -2000,7 +2023,9 @@ void Node::Impl::RecordPublished(int64_t revision) {
   LogCommand command;
   command.events_published = revision;
   Result<std::string> bytes = EncodeLogCommand(command);
-  if (bytes.ok() && raft->Propose(std::move(bytes).value()).ok()) recorded_published = revision;
+  if (!bytes.ok()) return;
+  turn_entries.push_back(std::move(bytes).value());
+  recorded_published = revision;  // unless the batch is dropped (FlushProposals)
 }
 
 void Node::Impl::Loop() {
@@ -2022,6 +2047,7 @@ void Node::Impl::Loop() {
     Timers();
     RetryWaiting(&replies);
     ConfirmReads(&replies);
+    FlushProposals(&replies);
     ProcessReady(&replies);
     PumpSnapshots();
     // Idle turns still remove compacted rows and expired request ids.

@@ -917,6 +917,15 @@ Status Raft::Propose(std::string data) {
   return StepInternal(std::move(m));
 }
 
+Status Raft::ProposeBatch(std::vector<std::string> data) {
+  Message m;
+  m.type = MessageType::kProp;
+  m.from = id_;
+  m.entries.reserve(data.size());
+  for (std::string& d : data) m.entries.push_back(Entry{0, 0, EntryType::kNormal, std::move(d)});
+  return StepInternal(std::move(m));
+}
+
 Status Raft::ProposeConfChange(const ConfChange& cc) {
   if (cc.node_id == kNoNode) {
     return Status::InvalidArgument("ErrBadConfChange", "raft: conf change without a node id");

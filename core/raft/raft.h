@@ -91,6 +91,10 @@ class Raft {
   Status Step(Message m);
   // Proposes data as a normal entry; a follower forwards it to the leader.
   Status Propose(std::string data);
+  // Proposes several normal entries at once: appended together and sent to
+  // each follower in one append message (proposals one by one would send
+  // one message per entry). All or none are accepted.
+  Status ProposeBatch(std::vector<std::string> data);
   Status ProposeConfChange(const ConfChange& cc);
   // Starts a linearizable read; its ReadState (with request_ctx) comes in a
   // later Ready. request_ctx must be unique among reads in flight.

@@ -56,6 +56,28 @@ TEST(Raft, ElectionChoosesOneLeaderAndReplicates) {
   for (NodeId id : {1, 2, 3}) EXPECT_EQ(AppliedData(net[id]), std::vector<std::string>{"x"});
 }
 
+TEST(Raft, ABatchOfProposalsGoesToEachFollowerInOneAppend) {
+  TestNetwork net(3);
+  net.Campaign(1);
+  net.Settle();
+  ASSERT_TRUE(net.raft(1).ProposeBatch({"a", "b"}).ok());
+  net.Settle();
+  for (NodeId id : {1, 2, 3}) EXPECT_EQ(AppliedData(net[id]), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(net.raft(1).ProposeBatch({}).name(), "ErrProposalDropped") << "nothing to append";
+  ASSERT_TRUE(net.raft(1).ProposeBatch({"c", "d", "e"}).ok());
+  Ready rd = net.raft(1).GetReady();
+  size_t appends = 0;
+  for (const Message& m : rd.messages) {
+    if (m.type != MessageType::kApp) continue;
+    appends++;
+    ASSERT_EQ(m.entries.size(), 3u);
+    EXPECT_EQ(m.entries[0].data, "c");
+    EXPECT_EQ(m.entries[2].data, "e");
+  }
+  EXPECT_EQ(appends, 2u);
+  EXPECT_EQ(rd.entries.size(), 3u);
+}
+
 TEST(Raft, FollowerForwardsProposalsToTheLeader) {
   TestNetwork net(3);
   net.Campaign(1);
