@@ -94,8 +94,28 @@ void TcpProxy::Run() {
     if (poll(fds.data(), fds.size(), 1'000) <= 0) continue;
     if (fds[0].revents & POLLIN) {
       char drain[64];
-      if (read(wake_[0], drain, sizeof drain) < 0) continue;
+      if (read(wake_[0], drain, sizeof drain) < 0) {
+        // Nothing to drain after all.
+      }
     }
+    // Relay, dropping pairs where either side closed (fds has the pairs
+    // as they were when poll() started: a new one joins after).
+    std::vector<std::pair<int, int>> alive;
+    for (size_t i = 0; i + 2 < fds.size(); i += 2) {
+      auto [client, server] = pairs_[i / 2];
+      const pollfd& c = fds[2 + i];
+      const pollfd& s = fds[3 + i];
+      bool ok = true;
+      if (c.revents & (POLLIN | POLLHUP | POLLERR)) ok = Relay(client, server);
+      if (ok && (s.revents & (POLLIN | POLLHUP | POLLERR))) ok = Relay(server, client);
+      if (ok) {
+        alive.emplace_back(client, server);
+      } else {
+        close(client);
+        close(server);
+      }
+    }
+    pairs_ = std::move(alive);
     if (fds[1].revents & POLLIN) {
       int client = accept(listener_, nullptr, nullptr);
       if (client >= 0 && cut_) {
@@ -112,23 +132,6 @@ void TcpProxy::Run() {
         }
       }
     }
-    // Relay, dropping pairs where either side closed.
-    std::vector<std::pair<int, int>> alive;
-    for (size_t i = 0; i < pairs_.size(); i++) {
-      auto [client, server] = pairs_[i];
-      const pollfd& c = fds[2 + 2 * i];
-      const pollfd& s = fds[3 + 2 * i];
-      bool ok = true;
-      if (c.revents & (POLLIN | POLLHUP | POLLERR)) ok = Relay(client, server);
-      if (ok && (s.revents & (POLLIN | POLLHUP | POLLERR))) ok = Relay(server, client);
-      if (ok) {
-        alive.emplace_back(client, server);
-      } else {
-        close(client);
-        close(server);
-      }
-    }
-    pairs_ = std::move(alive);
   }
 }
 
