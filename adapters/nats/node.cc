@@ -28,6 +28,7 @@
 #include "adapters/nats/wire.h"
 #include "raft/raft.h"
 #include "raft/sqlite_raft_storage.h"
+#include "storage/sqlite_backend.h"
 #include "storage/sqlite_snapshot.h"
 
 namespace natcd::nats {
@@ -247,7 +248,8 @@ struct Node::Impl {
   std::map<raft::NodeId, std::string> member_names;
   bool leader = false;
   int64_t next_tick_ms = 0;
-  uint64_t applied_index = 0;  // the last log entry applied (no-ops included)
+  uint64_t applied_index = 0;         // the last log entry applied (no-ops included)
+  raft::HardState synced_hard_state;  // term and vote as last fsynced
   uint64_t snapshot_index = 0;
   uint64_t proposal_seq = 0;
   std::map<uint64_t, Proposal> proposals;
@@ -513,6 +515,7 @@ Status Node::Impl::CreateRaft() {
   if (!created.ok()) return created.status();
   raft = std::move(created).value();
   conf_history = {{cfg.applied, raft->conf_state()}};
+  synced_hard_state = raft->hard_state();
   applied_index = cfg.applied;
   snapshot_index = cfg.applied;
   raft_subject = RaftSubject(options.prefix, options.cluster_name, header.member_id);
@@ -1732,6 +1735,14 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
         }
       }
     }
+    // A Ready that only applies committed entries (and moves the commit
+    // index) needs no fsync: those entries are durable in the log already,
+    // and a crash would apply them again.
+    if (rd.entries.empty() && rd.snapshot.empty() &&
+        (!rd.hard_state || (rd.hard_state->term == synced_hard_state.term &&
+                            rd.hard_state->vote == synced_hard_state.vote))) {
+      (void)engine->backend().SkipSyncOfNextCommit();
+    }
     Status s;
     if (!rd.snapshot.empty() && rd.snapshot.meta.index > 1) {
       // The leader's database arrived whole (see Handle): it becomes this
@@ -1760,6 +1771,7 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
     // One fsync: the log entries, the hard state and the state they
     // produced are durable before any message or reply depends on them.
     if (s.ok()) s = engine->Commit();
+    if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
     if (!s.ok()) {
       // The engine refuses everything from now on (health() says why);
       // members elect another leader.

@@ -89,6 +89,7 @@ Status SqliteBackend::Init(const BackendOptions& options) {
   // WAL: one fsync of the log per commit, readers never block the writer.
   // synchronous=FULL: a commit that returned is on disk (the ack promise).
   // (synchronous first: switching to WAL already syncs when it is FULL.)
+  sync_ = options.sync;
   NATCD_RETURN_IF_ERROR(Exec(options.sync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"));
   NATCD_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
   NATCD_RETURN_IF_ERROR(Exec(("PRAGMA cache_size=-" + std::to_string(options.cache_kib)).c_str()));
@@ -165,6 +166,13 @@ Status SqliteBackend::BeginBatch() {
   return Status::OK();
 }
 
+Status SqliteBackend::SkipSyncOfNextCommit() {
+  if (in_batch_ || !sync_ || skipping_sync_) return Status::OK();
+  NATCD_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
+  skipping_sync_ = true;
+  return Status::OK();
+}
+
 Status SqliteBackend::CommitBatch() {
   if (!in_batch_) return Status::OK();
   int rc;
@@ -178,6 +186,10 @@ Status SqliteBackend::CommitBatch() {
     return s;
   }
   in_batch_ = false;
+  if (skipping_sync_) {
+    skipping_sync_ = false;
+    NATCD_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
+  }
   return Status::OK();
 }
 

@@ -76,6 +76,13 @@ class SqliteBackend {
   // Batch control. BeginBatch is idempotent while a batch is open.
   Status BeginBatch();
   Status CommitBatch();
+  // The next batch commits without an fsync (synchronous=NORMAL for that
+  // one commit; SQLite cannot change it inside a transaction, so this does
+  // nothing while a batch is open). In WAL mode the database is still a
+  // prefix of its commits after a power loss, and the next synced commit
+  // makes this one durable too: for state that can be rebuilt after a crash
+  // (applied from a Raft log that is durable already).
+  Status SkipSyncOfNextCommit();
   void RollbackBatch();
   bool in_batch() const { return in_batch_; }
 
@@ -116,6 +123,8 @@ class SqliteBackend {
   Status Error(const char* what) const;
 
   sqlite3* db_ = nullptr;
+  bool sync_ = true;            // BackendOptions::sync
+  bool skipping_sync_ = false;  // synchronous=NORMAL until the next commit
   bool in_batch_ = false;
   sqlite3_stmt* begin_ = nullptr;
   sqlite3_stmt* commit_ = nullptr;
