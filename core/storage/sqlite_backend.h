@@ -57,7 +57,13 @@ struct RequestRow {
 struct BackendOptions {
   std::string path;  // the database file; created if missing
   bool sync = true;  // synchronous=FULL; false only for tests and benchmarks
-  int64_t cache_kib = 65'536;
+  // SQLite's page cache, per database (SQLite's own default size). Reads of
+  // the latest values are served from the in-memory key index and rows are
+  // appended in revision order, so a bigger cache mostly holds pages nobody
+  // reads again: at 64 MiB it grew with the data (about 16 MiB more RSS
+  // after 100,000 writes) with no measurable gain; the OS page cache still
+  // keeps the file's hot pages.
+  int64_t cache_kib = 2'048;
 };
 
 class SqliteBackend {

@@ -65,6 +65,12 @@ constexpr const char* kSlowConsumerReason = "slow consumer";
 inline int64_t RevisionOf(const Event& e) { return e.kv.mod_revision; }
 inline int64_t RevisionOf(const EventRef& e) { return e->kv.mod_revision; }
 
+// What an event in the history ring counts against history_bytes_max.
+inline size_t RingBytesOf(const Event& e) {
+  return sizeof(Event) + e.kv.key.size() + e.kv.value.size() + e.prev_kv.key.size() +
+         e.prev_kv.value.size();
+}
+
 // range_end "\0": every key >= key.
 inline bool IsFromKey(std::string_view range_end) {
   return range_end.size() == 1 && range_end[0] == '\0';
@@ -258,9 +264,11 @@ struct WatchHub::Impl {
   int64_t notified_revision_ = 0;
 
   // Invariant: holds every event with ring_start_ <= revision <=
-  // notified_revision_, ascending; at most history_events_max events.
+  // notified_revision_, ascending; at most history_events_max events and
+  // history_bytes_max bytes (RingBytesOf), ring_bytes_ in all.
   std::deque<EventRef> ring_;
   int64_t ring_start_ = 1;
+  size_t ring_bytes_ = 0;
 
   // Groups of synced watchers, keyed by key (single key) or (key, range_end).
   std::unordered_map<std::string, std::unique_ptr<Group>> key_groups_;
@@ -514,15 +522,21 @@ void WatchHub::Impl::Notify(std::shared_ptr<const std::vector<Event>> events,
   }
   touched_.clear();
 
-  if (options_.history_events_max > 0) {
-    for (EventRef& ref : batch_) ring_.push_back(std::move(ref));
+  if (options_.history_events_max > 0 && options_.history_bytes_max > 0) {
+    for (EventRef& ref : batch_) {
+      ring_bytes_ += watch_internal::RingBytesOf(*ref);
+      ring_.push_back(std::move(ref));
+    }
   }
   batch_.clear();
   notified_revision_ = new_revision;
   // Trim whole revisions so the ring covers [ring_start_, notified_revision_].
-  while (ring_.size() > options_.history_events_max) {
+  while (ring_.size() > options_.history_events_max || ring_bytes_ > options_.history_bytes_max) {
     const int64_t revision = RevisionOf(ring_.front());
-    while (!ring_.empty() && RevisionOf(ring_.front()) == revision) ring_.pop_front();
+    while (!ring_.empty() && RevisionOf(ring_.front()) == revision) {
+      ring_bytes_ -= watch_internal::RingBytesOf(*ring_.front());
+      ring_.pop_front();
+    }
     ring_start_ = revision + 1;
   }
   if (ring_.empty()) ring_start_ = notified_revision_ + 1;
@@ -724,12 +738,16 @@ void WatchHub::Impl::CancelAll(const std::string& reason) {
 void WatchHub::Impl::CheckInvariants() const {
   // The ring.
   NATCD_WATCH_CHECK(ring_.size() <= options_.history_events_max);
+  NATCD_WATCH_CHECK(ring_bytes_ <= options_.history_bytes_max);
   NATCD_WATCH_CHECK(ring_start_ <= notified_revision_ + 1);
+  size_t ring_bytes = 0;
   for (size_t i = 0; i < ring_.size(); ++i) {
     NATCD_WATCH_CHECK(RevisionOf(ring_[i]) >= ring_start_);
     NATCD_WATCH_CHECK(RevisionOf(ring_[i]) <= notified_revision_);
     NATCD_WATCH_CHECK(i == 0 || RevisionOf(ring_[i - 1]) <= RevisionOf(ring_[i]));
+    ring_bytes += watch_internal::RingBytesOf(*ring_[i]);
   }
+  NATCD_WATCH_CHECK(ring_bytes == ring_bytes_);
   // Groups.
   size_t synced = 0;
   for (const auto& [key, g] : key_groups_) {

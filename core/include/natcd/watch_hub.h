@@ -74,8 +74,17 @@ struct WatchOptions {
 
 struct WatchHubOptions {
   size_t watch_queue_events_max = 10'000;  // per watcher, before "slow consumer"
-  size_t history_events_max = 100'000;     // in-memory ring of recent events
-  size_t catchup_events_max = 1'000;       // events read per watcher per catch-up step
+  // The in-memory ring of recent events, bounded both ways (whichever is
+  // reached first). It only spares a catching-up watcher reads of the
+  // EventSource, which deliver the same events, so it is kept small: it
+  // holds every event with its previous value (about 350 bytes each for
+  // 100-byte values), so a ring of 100,000 events was a third of the
+  // server's memory after 100,000 writes, and a count alone does not bound
+  // memory when values are large. history_bytes_max counts keys and values
+  // (current and previous) plus the Event itself.
+  size_t history_events_max = 10'000;
+  size_t history_bytes_max = 2 << 20;
+  size_t catchup_events_max = 1'000;  // events read per watcher per catch-up step
   size_t watchers_max = 1'000'000;
 };
 

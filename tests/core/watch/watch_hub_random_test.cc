@@ -61,6 +61,8 @@ class RandomRun {
   void Run(int steps) {
     WatchHubOptions options;
     options.history_events_max = Pick<size_t>({0, 1, 5, 20, 1000});
+    // About one, a few and any number of small events.
+    options.history_bytes_max = Pick<size_t>({0, sizeof(Event) + 16, 8 * sizeof(Event), 1 << 20});
     options.catchup_events_max = Pick<size_t>({1, 2, 5, 100});
     options.watch_queue_events_max = Pick<size_t>({1, 2, 4, 8, 64});
     h_ = std::make_unique<Harness>(options, Uniform(0, 15));

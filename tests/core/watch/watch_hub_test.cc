@@ -177,6 +177,40 @@ TEST(WatchHubTest, StartBelowRingReadsSource) {
   EXPECT_GT(h.source.reads(), 0);
 }
 
+// Large values fill the ring's byte bound long before its event bound: the
+// ring keeps only the newest revisions that fit, and a watcher from below
+// them still gets every event, read from the source.
+TEST(WatchHubTest, RingBoundedByBytes) {
+  WatchHubOptions options;
+  options.history_events_max = 1'000;
+  // Each overwrite: key and value, now and before (1 + 1,001 bytes each).
+  options.history_bytes_max = 3 * (sizeof(Event) + 2 * 1'002);
+  Harness h(options);
+  const std::string big(1'000, 'v');
+  for (int i = 0; i < 10; ++i) h.Put("k", big + std::to_string(i));
+  h.hub->TEST_CheckInvariants();
+  // The last three revisions (8, 9, 10) come from the ring...
+  WatchId recent = h.MustCreate(Opts("k", "", 8));
+  h.SyncAll();
+  ExpectSameEvents(Expected(h.source, Opts("k"), 8), Harness::EventsOf(h.PollAll(recent)), false);
+  EXPECT_EQ(h.source.reads(), 0);
+  // ...anything older from the source, exactly.
+  WatchOptions o = Opts("k", "", 1);
+  o.prev_kv = true;
+  WatchId old = h.MustCreate(o);
+  h.SyncAll();
+  ExpectSameEvents(Expected(h.source, o, 1), Harness::EventsOf(h.PollAll(old)), true);
+  EXPECT_GT(h.source.reads(), 0);
+  // One revision larger than the whole bound is not kept at all.
+  h.Put("k", std::string(options.history_bytes_max, 'x'));
+  h.hub->TEST_CheckInvariants();
+  const int reads = h.source.reads();
+  WatchId last = h.MustCreate(Opts("k", "", h.source.CurrentRevision()));
+  h.SyncAll();
+  EXPECT_EQ(Harness::EventsOf(h.PollAll(last)).size(), 1u);
+  EXPECT_GT(h.source.reads(), reads);
+}
+
 // Writes land between every catch-up step, from the source and then from the
 // ring, and keep landing after the watcher joins the synced group.
 TEST(WatchHubTest, CatchUpRacingNotify) {
