@@ -9,12 +9,6 @@
 // counted), which a subscriber sees as missed events, as with any slow core
 // NATS subscription.
 //
-// Each message is built with its header block already encoded (see
-// event_publisher.cc): nats.c's natsMsgHeader_Set keeps headers in a hash
-// map of separately allocated strings, which cost more than everything else
-// about an event, on the publisher thread and again on nats.c's thread that
-// frees messages.
-//
 // In a cluster (a marker subject is set), each time the queue runs dry the
 // publisher flushes the connection (a round trip: the server then has every
 // event before it), counts every revision so far as published
@@ -66,18 +60,9 @@ class EventPublisher {
   // kEventSubjectBytesMax (keys of about 4 KB and more), or a failed publish.
   uint64_t dropped() const;
 
-  // Whether messages are built with their header block encoded at once
-  // (see event_publisher.cc), else through nats.c's public header calls.
-  bool encodes_headers() const { return encode_headers_; }
-  // Test hook: builds every later message through nats.c's public header
-  // calls (the fallback), so a test can compare what both put on the wire.
-  void TEST_UsePublicHeaderCalls();
-
  private:
   void Run();
   void Publish(const std::vector<Event>& events);
-  // One event's message, or nullptr when nats.c fails to build it.
-  natsMsg* BuildMessage(const std::string& subject, const Event& event);
 
   natsConnection* const nc_;
   const std::string prefix_;
@@ -91,8 +76,6 @@ class EventPublisher {
   bool stopping_ = false;       // guarded by mu_
   std::string marker_subject_;  // guarded by mu_
   int64_t last_revision_ = 0;   // publisher thread: the last revision handed to nc_
-  std::atomic<bool> encode_headers_;
-  std::string scratch_;  // publisher thread: a message's header block and body
   std::atomic<int64_t> published_revision_{0};
   uint64_t published_ = 0;  // guarded by mu_
   uint64_t dropped_ = 0;    // guarded by mu_
