@@ -1771,6 +1771,7 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
     // One fsync: the log entries, the hard state and the state they
     // produced are durable before any message or reply depends on them.
     if (s.ok()) s = engine->Commit();
+    if (s.ok()) s = engine->backend().EndSkipSync();
     if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
     if (!s.ok()) {
       // The engine refuses everything from now on (health() says why);
@@ -1994,8 +1995,14 @@ void Node::Impl::PublishEvents() {
   if (!leader) return;
   if (publish_cursor < 0) {
     // Read back once decided.
-    if (applied_index < publish_decide_index) return;
-    if (options.engine.clock->MonotonicMs() < publish_decide_ms) return;
+    const int64_t now = options.engine.clock->MonotonicMs();
+    if (now < publish_decide_ms) return;
+    // (Never held for more than an election timeout: deciding with what is
+    // known then costs at most repeats, and publishing must go on.)
+    if (applied_index < publish_decide_index &&
+        now < publish_decide_ms + options.election_timeout_ms) {
+      return;
+    }
     const int64_t known = std::max(replicated_published, published_marker.load());
     publish_cursor = known >= 0 ? known : promoted_revision;
     // Recorded at once: a leader after this one then knows where to start

@@ -173,6 +173,12 @@ Status SqliteBackend::SkipSyncOfNextCommit() {
   return Status::OK();
 }
 
+Status SqliteBackend::EndSkipSync() {
+  if (!skipping_sync_ || in_batch_) return Status::OK();
+  skipping_sync_ = false;
+  return Exec("PRAGMA synchronous=FULL");
+}
+
 Status SqliteBackend::CommitBatch() {
   if (!in_batch_) return Status::OK();
   int rc;
@@ -186,11 +192,7 @@ Status SqliteBackend::CommitBatch() {
     return s;
   }
   in_batch_ = false;
-  if (skipping_sync_) {
-    skipping_sync_ = false;
-    NATCD_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
-  }
-  return Status::OK();
+  return EndSkipSync();
 }
 
 void SqliteBackend::RollbackBatch() {

@@ -89,6 +89,9 @@ class SqliteBackend {
   // makes this one durable too: for state that can be rebuilt after a crash
   // (applied from a Raft log that is durable already).
   Status SkipSyncOfNextCommit();
+  // Back to synchronous=FULL if no commit came since SkipSyncOfNextCommit
+  // (the caller wrote nothing after all): a later batch must not inherit it.
+  Status EndSkipSync();
   void RollbackBatch();
   bool in_batch() const { return in_batch_; }
 

@@ -38,6 +38,11 @@ TEST(SkipSyncTest, OneCommitWithoutFsyncThenFullAgain) {
   EXPECT_EQ(Synchronous(backend), kFull) << "only the next commit";
   EXPECT_EQ(backend.GetMeta("skip_sync_test", 0).value(), 7);
 
+  // Nothing written after all: ended by hand, the next batch syncs.
+  ASSERT_TRUE(backend.SkipSyncOfNextCommit().ok());
+  ASSERT_TRUE(backend.EndSkipSync().ok());
+  EXPECT_EQ(Synchronous(backend), kFull);
+
   // Inside a batch it changes nothing (and is not an error).
   ASSERT_TRUE(backend.BeginBatch().ok());
   ASSERT_TRUE(backend.SkipSyncOfNextCommit().ok());
