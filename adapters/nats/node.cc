@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -28,6 +28,7 @@
 #include "adapters/nats/wire.h"
 #include "raft/raft.h"
 #include "raft/sqlite_raft_storage.h"
+#include "storage/durable_file.h"
 #include "storage/sqlite_backend.h"
 #include "storage/sqlite_snapshot.h"
 
@@ -338,6 +339,12 @@ struct Node::Impl {
   void ReceiveSnapshotChunk(const std::string& bytes);
   Status InstallSnapshot(const raft::SnapshotMeta& meta);
   Status CreateRaft();
+  Status OpenEngine();
+  Status OpenRaftStorage();
+  void CreateStreams();
+  // The membership in force now (the last of conf_history).
+  const raft::ConfState& conf_now() const { return conf_history.rbegin()->second; }
+  bool is_cluster() const { return conf_now().voters.size() + conf_now().learners.size() > 1; }
   void PublishEvents();
   void RecordPublished(int64_t revision);
   void ReceiveForwardReply(natsMsg* msg);
@@ -402,20 +409,10 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
   identity.started = Iso8601Now();
   identity.metadata = {{"member", options.name}, {"prefix", options.prefix}};
 
-  Result<std::unique_ptr<Engine>> opened = Engine::Open(options.engine);
-  if (!opened.ok()) return opened.status();
-  engine = std::move(opened).value();
-  // Leases expire only on the leader: none until this member leads.
-  engine->DemoteLeases();
+  NATCD_RETURN_IF_ERROR(OpenEngine());
   NATCD_RETURN_IF_ERROR(InitRaft());
 
-  WatchStreamOptions stream_options;
-  stream_options.window_messages = options.watch_window_messages;
-  stream_options.message_events_max = options.watch_message_events_max;
-  stream_options.heartbeat_ms = options.watch_heartbeat_ms;
-  stream_options.ack_timeout_ms = options.watch_ack_timeout_ms;
-  streams = std::make_unique<WatchStreams>(nc, &engine->watches(), engine.get(),
-                                           options.engine.clock, stream_options, header);
+  CreateStreams();
   publisher = std::make_unique<EventPublisher>(events_nc ? events_nc : nc, options.prefix);
   compactor = std::make_unique<AutoCompactor>(
       options.auto_compaction_mode, options.auto_compaction_mode == AutoCompactor::Mode::kPeriodic
@@ -467,12 +464,37 @@ Status Node::Impl::Init(natsConnection* connection, const NodeOptions& opts,
   return Subscribe();
 }
 
-Status Node::Impl::InitRaft() {
-  for (const std::string& name : options.initial_cluster) member_names[Fnv1a(name)] = name;
+Status Node::Impl::OpenEngine() {
+  Result<std::unique_ptr<Engine>> opened = Engine::Open(options.engine);
+  if (!opened.ok()) return opened.status();
+  engine = std::move(opened).value();
+  // Leases expire only on the leader: none until this member leads.
+  engine->DemoteLeases();
+  return Status::OK();
+}
+
+// The Raft log lives in the engine's database (open the engine first).
+Status Node::Impl::OpenRaftStorage() {
   Result<std::unique_ptr<raft::SqliteRaftStorage>> storage =
       raft::SqliteRaftStorage::Open(&engine->backend());
   if (!storage.ok()) return storage.status();
   raft_storage = std::move(storage).value();
+  return Status::OK();
+}
+
+void Node::Impl::CreateStreams() {
+  WatchStreamOptions stream_options;
+  stream_options.window_messages = options.watch_window_messages;
+  stream_options.message_events_max = options.watch_message_events_max;
+  stream_options.heartbeat_ms = options.watch_heartbeat_ms;
+  stream_options.ack_timeout_ms = options.watch_ack_timeout_ms;
+  streams = std::make_unique<WatchStreams>(nc, &engine->watches(), engine.get(),
+                                           options.engine.clock, stream_options, header);
+}
+
+Status Node::Impl::InitRaft() {
+  for (const std::string& name : options.initial_cluster) member_names[Fnv1a(name)] = name;
+  NATCD_RETURN_IF_ERROR(OpenRaftStorage());
   bool founding = options.new_cluster && member_names.count(header.member_id) > 0;
   if (!raft_storage->Initialized() && founding) {
     // Every founding member starts from the same snapshot at index 1 that
@@ -1688,6 +1710,12 @@ void Node::Impl::BecameLeader(bool now_leader) {
     promoted_revision = engine->CurrentRevision();
     publish_decide_ms = cs.voters.size() > 1 ? now + options.heartbeat_interval_ms : 0;
     recorded_published = -1;
+    // Nothing known yet (a new cluster): record where this leader starts at
+    // once, so that a successor knows it even if this leader is gone before
+    // it has decided and published anything.
+    if (std::max(replicated_published, published_marker.load()) < 0) {
+      RecordPublished(promoted_revision);
+    }
   } else {
     engine->DemoteLeases();
     AbandonSnapshots();
@@ -1819,8 +1847,8 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
 }
 
 static std::string DataDir(const std::string& db_path) {
-  const size_t slash = db_path.rfind('/');
-  return slash == std::string::npos ? "." : db_path.substr(0, slash);
+  const std::string dir = std::filesystem::path(db_path).parent_path().string();
+  return dir.empty() ? "." : dir;
 }
 
 void Node::Impl::StartSnapshot(raft::Message m) {
@@ -1844,7 +1872,7 @@ void Node::Impl::AbandonSnapshots() {
   for (auto& [to, out] : outgoing_snapshots) {
     out->copier.join();
     if (raft && leader) raft->ReportSnapshot(to, /*failed=*/true);
-    std::remove(out->path.c_str());
+    (void)RemoveFileIfExists(out->path);
   }
   outgoing_snapshots.clear();
 }
@@ -1910,7 +1938,7 @@ void Node::Impl::PumpSnapshots() {
       fprintf(stderr, "natcd %s: snapshot to %s failed: %s\n", options.name.c_str(),
               MemberHex(to).c_str(), failed.ToString().c_str());
     }
-    std::remove(out.path.c_str());
+    (void)RemoveFileIfExists(out.path);
     it = outgoing_snapshots.erase(it);
   }
 }
@@ -1945,31 +1973,17 @@ Status Node::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
   Status s = raft::SqliteRaftStorage::PrepareReceivedSnapshot(received, meta, hard_state);
   if (s.ok()) {
     const std::string& db = options.engine.db_path;
-    std::remove((db + "-wal").c_str());
-    std::remove((db + "-shm").c_str());
-    if (std::rename(received.c_str(), db.c_str()) != 0) {
-      s = Status::IOError("rename " + received + ": " + strerror(errno));
-    }
+    s = RemoveFileIfExists(db + "-wal");
+    if (s.ok()) s = RemoveFileIfExists(db + "-shm");
+    if (s.ok()) s = RenameDurably(received, db);
   }
   snapshot_receiver.reset();
   // Whether it worked or not, open what is there (a failed install left the
   // old database in place) and go on.
-  Result<std::unique_ptr<Engine>> opened = Engine::Open(options.engine);
-  if (!opened.ok()) return opened.status();
-  engine = std::move(opened).value();
-  engine->DemoteLeases();
-  Result<std::unique_ptr<raft::SqliteRaftStorage>> storage =
-      raft::SqliteRaftStorage::Open(&engine->backend());
-  if (!storage.ok()) return storage.status();
-  raft_storage = std::move(storage).value();
+  NATCD_RETURN_IF_ERROR(OpenEngine());
+  NATCD_RETURN_IF_ERROR(OpenRaftStorage());
   NATCD_RETURN_IF_ERROR(CreateRaft());
-  WatchStreamOptions stream_options;
-  stream_options.window_messages = options.watch_window_messages;
-  stream_options.message_events_max = options.watch_message_events_max;
-  stream_options.heartbeat_ms = options.watch_heartbeat_ms;
-  stream_options.ack_timeout_ms = options.watch_ack_timeout_ms;
-  streams = std::make_unique<WatchStreams>(nc, &engine->watches(), engine.get(),
-                                           options.engine.clock, stream_options, header);
+  CreateStreams();
   leader = false;
   replicated_published = -1;
 
@@ -1985,8 +1999,7 @@ Status Node::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
 // revisions read back from the store first.
 void Node::Impl::PublishEvents() {
   std::vector<std::shared_ptr<const std::vector<Event>>> committed = engine->TakeCommittedEvents();
-  const raft::ConfState cs = raft->conf_state();
-  const bool cluster = cs.voters.size() + cs.learners.size() > 1;
+  const bool cluster = is_cluster();
   if (cluster != publishing_markers) {
     publishing_markers = cluster;
     publisher->SetMarkerSubject(cluster ? PublishedSubject(options.prefix, options.cluster_name)
@@ -2037,8 +2050,7 @@ void Node::Impl::PublishEvents() {
 // NATS server (an entry at most every heartbeat interval, only when it
 // moved: under load it shares the group commit of the writes).
 void Node::Impl::RecordPublished(int64_t revision) {
-  const raft::ConfState cs = raft->conf_state();
-  if (cs.voters.size() + cs.learners.size() < 2 || revision <= recorded_published) return;
+  if (!is_cluster() || revision <= recorded_published) return;
   LogCommand command;
   command.events_published = revision;
   Result<std::string> bytes = EncodeLogCommand(command);

@@ -28,6 +28,34 @@ constexpr int kElectionTimeoutMs = 500;
 constexpr int kWatchHeartbeatMs = 300;
 const std::vector<std::string> kNames = {"n1", "n2", "n3"};
 
+// A client's keepalive loop on its own thread: a renewal lost with a dying
+// leader is not waited for long, the next one follows.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(const std::string& url, int64_t lease, int interval_ms)
+      : thread_([this, url, lease, interval_ms] {
+          WireClient client(url);
+          Natcd__V1__LeaseKeepAliveRequest req;
+          natcd__v1__lease_keep_alive_request__init(&req);
+          req.id = lease;
+          std::string body(protobuf_c_message_get_packed_size(&req.base), '\0');
+          protobuf_c_message_pack(&req.base, reinterpret_cast<uint8_t*>(body.data()));
+          while (!stop_.load()) {
+            (void)client.Raw(client.Subject("lease.keepalive"), body, {}, 500);
+            std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+          }
+        }) {}
+  ~LeaseKeeper() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 class ClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -220,21 +248,7 @@ TEST_F(ClusterTest, KeptLeaseSurvivesFailoverAndAbandonedOneExpires) {
   ASSERT_NE(abandoned, 0);
   ASSERT_TRUE(PutReply(client_.get(), "/l/kept", "x", kept).ok());
   ASSERT_TRUE(PutReply(client_.get(), "/l/abandoned", "x", abandoned).ok());
-  std::atomic<bool> stop{false};
-  std::thread keeper([&] {
-    // As a client's keepalive loop: a renewal lost with the old leader is
-    // not waited for long, the next one follows.
-    WireClient keeper_client(server_.url());
-    Natcd__V1__LeaseKeepAliveRequest req;
-    natcd__v1__lease_keep_alive_request__init(&req);
-    req.id = kept;
-    std::string body(protobuf_c_message_get_packed_size(&req.base), '\0');
-    protobuf_c_message_pack(&req.base, reinterpret_cast<uint8_t*>(body.data()));
-    while (!stop.load()) {
-      (void)keeper_client.Raw(keeper_client.Subject("lease.keepalive"), body, {}, 500);
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    }
-  });
+  LeaseKeeper keeper(server_.url(), kept, 300);
   std::string leader = LeaderName();
   ASSERT_FALSE(leader.empty());
   members_[leader]->Kill();
@@ -245,8 +259,7 @@ TEST_F(ClusterTest, KeptLeaseSurvivesFailoverAndAbandonedOneExpires) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1'000));
   auto kept_key = client_->Range("/l/kept");
   auto ttl = TimeToLive(client_.get(), kept);
-  stop = true;
-  keeper.join();
+  keeper.Stop();
   EXPECT_TRUE(gone) << "the abandoned lease outlived the failover";
   ASSERT_TRUE(kept_key);
   EXPECT_EQ(kept_key->n_kvs, 1u) << "the kept lease expired during the failover";
@@ -266,19 +279,7 @@ TEST_F(ClusterTest, TenForcedElectionsKeepTheKeptLeaseAndExpireTheAbandonedOne) 
   ASSERT_NE(abandoned, 0);
   const auto granted_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(PutReply(client_.get(), "/e/abandoned", "x", abandoned).ok());
-  std::atomic<bool> stop{false};
-  std::thread keeper([&] {
-    WireClient keeper_client(server_.url());
-    Natcd__V1__LeaseKeepAliveRequest req;
-    natcd__v1__lease_keep_alive_request__init(&req);
-    req.id = kept;
-    std::string body(protobuf_c_message_get_packed_size(&req.base), '\0');
-    protobuf_c_message_pack(&req.base, reinterpret_cast<uint8_t*>(body.data()));
-    while (!stop.load()) {  // every TTL/3, as etcd clients do
-      (void)keeper_client.Raw(keeper_client.Subject("lease.keepalive"), body, {}, 500);
-      std::this_thread::sleep_for(std::chrono::milliseconds(kTtlMs / 3));
-    }
-  });
+  LeaseKeeper keeper(server_.url(), kept, kTtlMs / 3);  // every TTL/3, as etcd clients do
   std::map<std::string, uint64_t> ids = MemberIds();
   ASSERT_EQ(ids.size(), 3u);
   int64_t gone_after_ms = -1;
@@ -321,8 +322,7 @@ TEST_F(ClusterTest, TenForcedElectionsKeepTheKeptLeaseAndExpireTheAbandonedOne) 
   EXPECT_LE(gone_after_ms, kTtlMs + kElectionTimeoutMs + 1'500);
   auto kept_key = client_->Range("/e/kept");
   auto ttl = TimeToLive(client_.get(), kept);
-  stop = true;
-  keeper.join();
+  keeper.Stop();
   ASSERT_TRUE(kept_key);
   EXPECT_EQ(kept_key->n_kvs, 1u) << "the kept lease expired during the elections";
   ASSERT_TRUE(ttl);
@@ -607,6 +607,51 @@ TEST_F(SnapshotClusterTest, AMemberBehindTheKeptLogCatchesUpFromTheLeadersDataba
   EXPECT_NE(members_[behind]->Log().find("installed the leader's snapshot"), std::string::npos)
       << members_[behind]->Log();
   EXPECT_NE(members_[LeaderName()]->Log().find("sent to"), std::string::npos);
+}
+
+// A member added after the log was compacted starts from the leader's
+// database; the membership change that added it comes after the copy's
+// index, so the snapshot carries the membership before it and the log
+// brings the change.
+TEST_F(SnapshotClusterTest, AMemberAddedAfterCompactionStartsFromTheLeadersDatabase) {
+  for (int i = 0; i < 100; i++) ASSERT_TRUE(PutAcked("/j/k" + std::to_string(i), "v"));
+  Natcd__V1__MemberAddRequest add;
+  natcd__v1__member_add_request__init(&add);
+  add.name = const_cast<char*>("n4");
+  add.islearner = true;
+  auto added = CallOk<Natcd__V1__MemberAddResponse>(client_.get(), "cluster.member.add", &add.base,
+                                                    &natcd__v1__member_add_response__descriptor);
+  ASSERT_TRUE(added);
+  ASSERT_TRUE(added->member);
+  dirs_["n4"] = std::make_unique<TempDir>();
+  members_["n4"] = std::make_unique<NatcdProcess>(
+      server_.url(), dirs_["n4"]->path(),
+      std::vector<std::string>{"--name", "n4", "--initial-cluster-state", "existing",
+                               "--heartbeat-interval", "50", "--election-timeout",
+                               std::to_string(kElectionTimeoutMs), "--snapshot-count", "20",
+                               "--log-level", "warn"});
+  ASSERT_TRUE(members_["n4"]->Start());
+  Natcd__V1__MemberPromoteRequest promote;
+  natcd__v1__member_promote_request__init(&promote);
+  promote.id = added->member->id;
+  ASSERT_TRUE(WaitFor([&] { return client_->Call("cluster.member.promote", &promote.base).ok(); },
+                      15'000, 100))
+      << "n4 never caught up";
+  EXPECT_NE(members_["n4"]->Log().find("installed the leader's snapshot"), std::string::npos)
+      << members_["n4"]->Log();
+  // Four voters: with two founding members stopped, writes need n4.
+  const std::string leader = LeaderName();
+  int stopped = 0;
+  for (const std::string& name : kNames) {
+    if (name != leader && stopped < 1) {
+      EXPECT_EQ(members_[name]->Stop(), 0);
+      stopped++;
+    }
+  }
+  ASSERT_TRUE(PutAcked("/j/after", "v", 20'000));
+  auto all = client_->Range("/j/", "/j0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 101);
 }
 
 }  // namespace
