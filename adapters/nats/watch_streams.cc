@@ -167,16 +167,26 @@ bool WatchStreams::Send(WatchId id, Stream& stream, const WatchMessage& message)
 }
 
 void WatchStreams::Deliver(bool ignore_window) {
-  for (WatchId id : hub_->Ready()) {
+  const std::vector<WatchId> ready = hub_->Ready();
+  const bool coalesce = options_.coalesce_ms > 0 && ready.size() >= options_.coalesce_ready_min;
+  for (WatchId id : ready) {
     auto it = streams_.find(id);
     if (it == streams_.end()) continue;
     Stream& stream = it->second;
     WatchMessage message;
     // A canceled watch (slow consumer...) holds nothing but its cancel
     // message: send it past a full window, so the client learns at once.
-    while ((ignore_window || stream.unacked.size() < options_.window_messages ||
-            hub_->CancelPending(id)) &&
-           hub_->Poll(id, options_.message_events_max, &message)) {
+    // Coalescing (watch_streams.h) holds events while a message is
+    // unacknowledged, for at most coalesce_ms after it.
+    auto may_send = [&] {
+      if (ignore_window || hub_->CancelPending(id)) return true;
+      if (stream.unacked.size() >= options_.window_messages) return false;
+      if (stream.unacked.empty() || !coalesce) return true;
+      const WatchHub::Backlog backlog = hub_->BacklogOf(id);
+      if (backlog.progress_first || backlog.events >= options_.message_events_max) return true;
+      return clock_->MonotonicMs() - stream.unacked.back().second >= options_.coalesce_ms;
+    };
+    while (may_send() && hub_->Poll(id, options_.message_events_max, &message)) {
       if (!Send(id, stream, message) || message.canceled) {
         if (!message.canceled) (void)hub_->Cancel(id);  // ended by Send
         streams_.erase(it);

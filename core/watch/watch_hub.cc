@@ -858,6 +858,13 @@ bool WatchHub::CancelPending(WatchId id) const {
   return found != impl_->watchers_.end() && found->second->state == WatcherState::kCanceled;
 }
 
+WatchHub::Backlog WatchHub::BacklogOf(WatchId id) const {
+  auto found = impl_->watchers_.find(id);
+  if (found == impl_->watchers_.end()) return {};
+  const Watcher& w = *found->second;
+  return {w.queue.size(), w.progress_pending};
+}
+
 Status WatchHub::RequestProgress(WatchId id) { return impl_->RequestProgress(id); }
 
 void WatchHub::NotifyProgressAll() { impl_->NotifyProgressAll(); }

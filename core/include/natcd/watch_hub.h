@@ -160,6 +160,15 @@ class WatchHub {
   // True when the watcher is canceled and only its cancel message is left
   // for Poll (a consumer holding back events may still take it at once).
   bool CancelPending(WatchId id) const;
+  // What the watcher has for Poll besides a cancel message (zeros for an
+  // unknown watcher): for a consumer that holds events back to send them
+  // together, whether a full message is waiting and whether the next
+  // message is a progress notification.
+  struct Backlog {
+    size_t events = 0;            // queued events not yet taken by Poll
+    bool progress_first = false;  // Poll's next message is a progress notification
+  };
+  Backlog BacklogOf(WatchId id) const;
 
   // etcd's RequestProgress for one watcher: queues a progress notification
   // once the watcher is synced and has nothing queued (so the bookmark is

@@ -240,6 +240,22 @@ TEST(WatchHubTest, CatchUpRacingNotify) {
   }
 }
 
+TEST(WatchHubTest, BacklogOfCountsWhatPollWouldTake) {
+  Harness h;
+  WatchId id = h.MustCreate(Opts("a", "b"));
+  EXPECT_EQ(h.hub->BacklogOf(id).events, 0u);
+  h.Put("a1", "1");
+  h.Put("a2", "2");
+  h.Put("c", "not watched");
+  EXPECT_EQ(h.hub->BacklogOf(id).events, 2u);
+  EXPECT_FALSE(h.hub->BacklogOf(id).progress_first);
+  EXPECT_EQ(Harness::EventsOf(h.PollAll(id)).size(), 2u);
+  ASSERT_TRUE(h.hub->RequestProgress(id).ok());
+  EXPECT_TRUE(h.hub->BacklogOf(id).progress_first);
+  EXPECT_EQ(h.hub->BacklogOf(id).events, 0u);
+  EXPECT_EQ(h.hub->BacklogOf(12345).events, 0u) << "unknown watcher";
+}
+
 TEST(WatchHubTest, FutureStartRevisionWaits) {
   Harness h;
   WriteMix(h);
