@@ -488,6 +488,8 @@ void Node::Impl::CreateStreams() {
   stream_options.message_events_max = options.watch_message_events_max;
   stream_options.heartbeat_ms = options.watch_heartbeat_ms;
   stream_options.ack_timeout_ms = options.watch_ack_timeout_ms;
+  stream_options.coalesce_ms = options.watch_coalesce_ms;
+  stream_options.coalesce_ready_min = options.watch_coalesce_ready_min;
   streams = std::make_unique<WatchStreams>(nc, &engine->watches(), engine.get(),
                                            options.engine.clock, stream_options, header);
 }

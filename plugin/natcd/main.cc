@@ -44,6 +44,8 @@ struct Settings {
   int64_t watch_window = 64;
   int64_t watch_heartbeat_ms = 5'000;
   int64_t watch_ack_timeout_ms = 15'000;
+  int64_t watch_coalesce_ms = 10;
+  int64_t watch_coalesce_ready_min = 8;
   int64_t watch_progress_interval_ms = 600'000;
   int64_t watch_queue_events = 10'000;
   std::string cluster_name = "default";
@@ -175,6 +177,12 @@ int main(int argc, char** argv) {
       "idle watches get a progress message this often");
   add("--watch-ack-timeout-ms", s.watch_ack_timeout_ms, "NATCD_WATCH_ACK_TIMEOUT_MS",
       "a watch unacknowledged this long is reclaimed");
+  add("--watch-coalesce-ms", s.watch_coalesce_ms, "NATCD_WATCH_COALESCE_MS",
+      "busy watches: events wait at most this long for the last message's ack (0: never)")
+      ->check(CLI::Range(int64_t{0}, int64_t{60'000}));
+  add("--watch-coalesce-ready-min", s.watch_coalesce_ready_min, "NATCD_WATCH_COALESCE_READY_MIN",
+      "coalesce only while at least this many watches have events to send")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
   add("--watch-progress-interval-ms", s.watch_progress_interval_ms,
       "NATCD_WATCH_PROGRESS_INTERVAL_MS", "progress notifications for progress_notify watches");
   add("--auto-compaction-mode", s.auto_compaction_mode, "NATCD_AUTO_COMPACTION_MODE",
@@ -271,6 +279,8 @@ int main(int argc, char** argv) {
   options.watch_window_messages = static_cast<size_t>(s.watch_window);
   options.watch_heartbeat_ms = s.watch_heartbeat_ms;
   options.watch_ack_timeout_ms = s.watch_ack_timeout_ms;
+  options.watch_coalesce_ms = s.watch_coalesce_ms;
+  options.watch_coalesce_ready_min = static_cast<size_t>(s.watch_coalesce_ready_min);
   options.watch_progress_interval_ms = s.watch_progress_interval_ms;
   options.auto_compaction_mode =
       s.auto_compaction_mode == "revision"   ? natcd::AutoCompactor::Mode::kRevision

@@ -134,7 +134,8 @@ TEST_F(ConfigTest, HelpListsEverySetting) {
   for (const char* flag :
        {"--nats-url", "--data-dir", "--prefix", "--name", "--creds", "--user", "--password",
         "--token", "--tls-ca", "--tls-cert", "--tls-key", "--max-txn-ops", "--max-request-bytes",
-        "--lease-ttl-min", "--watch-window", "--auto-compaction-mode", "NATCD_NATS_URL"}) {
+        "--lease-ttl-min", "--watch-window", "--watch-coalesce-ms", "--auto-compaction-mode",
+        "NATCD_NATS_URL"}) {
     EXPECT_NE(log.find(flag), std::string::npos) << flag << " missing from --help:\n" << log;
   }
 }

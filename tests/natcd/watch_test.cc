@@ -2,6 +2,7 @@
 // acks, window), history replay racing live writes, prev_kv and filters,
 // cancel, progress, compaction, slow consumers and vanished clients.
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -349,6 +350,48 @@ TEST_F(WatchWindowTest, AtMostWindowUnacknowledgedMessages) {
   }
   EXPECT_EQ(rest.front().revision, 3);
   EXPECT_EQ(rest.back().revision, 5);
+}
+
+// Coalescing (--watch-coalesce-*): with a message unacknowledged, the next
+// events wait for its ack, or at most --watch-coalesce-ms, and come together.
+class WatchCoalesceTest : public NatcdTest {
+ protected:
+  std::vector<std::string> ExtraArgs() override {
+    return {"--log-level",         "warn", "--watch-coalesce-ready-min", "1",
+            "--watch-coalesce-ms", "1000"};
+  }
+};
+
+TEST_F(WatchCoalesceTest, EventsWaitForTheAckAndComeTogether) {
+  WatchClient watch(client_.get(), On("/co"), /*auto_ack=*/false);
+  ASSERT_TRUE(watch.ok());
+  for (int i = 0; i < 5; ++i) client_->Put("/co", std::to_string(i));
+  WatchMsg first = watch.Next();
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(watch.Next(200)) << "events did not wait for the acknowledgement";
+  watch.Ack(first->seq);
+  std::vector<WatchClient::Ev> events;
+  WatchClient::Append(*first, &events);
+  WatchMsg rest = watch.Next();
+  ASSERT_TRUE(rest) << "nothing after the ack";
+  WatchClient::Append(*rest, &events);
+  ASSERT_EQ(events.size(), 5u) << "the held events did not come in one message";
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(events[i].revision, i + 1);
+
+  // Unacknowledged, they still go out once the bound has passed.
+  client_->Put("/co", "5");
+  client_->Put("/co", "6");
+  auto start = std::chrono::steady_clock::now();
+  WatchMsg late = watch.Next(5000);
+  ASSERT_TRUE(late) << "held events never sent without an ack";
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  EXPECT_GE(waited, 500) << "sent before the ack or the bound";
+  std::vector<WatchClient::Ev> late_events;
+  WatchClient::Append(*late, &late_events);
+  ASSERT_EQ(late_events.size(), 2u);
+  EXPECT_EQ(late_events.back().revision, 7);
 }
 
 TEST_F(WatchWindowTest, SlowConsumerIsCanceledAndResumesExactly) {
