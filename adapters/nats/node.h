@@ -37,7 +37,10 @@ struct NodeOptions {
   uint64_t member_id = 0;   // 0: derived from name
   EngineOptions engine;     // db_path, clock, limits; clock required
 
-  size_t request_bytes_max = 1'572'864;    // etcd's --max-request-bytes
+  size_t request_bytes_max = 1'572'864;  // etcd's --max-request-bytes
+  // Subscriptions the leader holds on each write and keepalive subject where
+  // a follower holds one: NATS then hands it most writes directly.
+  int leader_request_weight = 16;
   int64_t request_id_window_ms = 120'000;  // how long a Natcd-Request-Id is remembered
 
   // Watches over NATS (see docs/PROTOCOL.md "Watch delivery").

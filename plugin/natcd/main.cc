@@ -54,6 +54,7 @@ struct Settings {
   int64_t heartbeat_interval_ms = 100;
   int64_t election_timeout_ms = 1'000;
   int64_t snapshot_count = 10'000;
+  int64_t leader_request_weight = 16;
   std::string auto_compaction_mode = "off";
   int64_t auto_compaction_retention = 0;
   std::string log_level = "info";
@@ -85,6 +86,12 @@ natsStatus Connect(const Settings& s, ConnectionEvents* events, bool send_asap,
   if (st == NATS_OK) st = natsOptions_SetURL(opts, s.nats_url.c_str());
   if (st == NATS_OK) st = natsOptions_SetName(opts, ("natcd " + s.name).c_str());
   if (st == NATS_OK) st = natsOptions_SetSendAsap(opts, send_asap);
+  // nats.c gives each asynchronous subscription a thread of its own unless
+  // told to use its delivery pool: natcd's ~30 subscriptions (more on a
+  // leader) then woke as many threads, and switching between them cost a
+  // quarter of the leader's CPU under writes. Every callback here only
+  // queues work for the engine thread, so one pool thread keeps up.
+  if (st == NATS_OK) st = natsOptions_UseGlobalMessageDelivery(opts, true);
   // Reconnect for ever, with backoff and jitter; buffer what is published
   // meanwhile (events and watch messages; watches detect a loss by seq).
   if (st == NATS_OK) st = natsOptions_SetMaxReconnect(opts, -1);
@@ -206,6 +213,10 @@ int main(int argc, char** argv) {
       "Raft election timeout (ms)");
   add("--snapshot-count", s.snapshot_count, "NATCD_SNAPSHOT_COUNT",
       "applied entries between Raft log compactions");
+  add("--leader-request-weight", s.leader_request_weight, "NATCD_LEADER_REQUEST_WEIGHT",
+      "subscriptions the leader holds on each write subject where a follower holds one (most "
+      "writes then reach it without being forwarded; 1: an even share)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
   add("--log-level", s.log_level, "NATCD_LOG_LEVEL", "trace, debug, info, warn, error");
   bool config_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -299,6 +310,7 @@ int main(int argc, char** argv) {
   options.heartbeat_interval_ms = s.heartbeat_interval_ms;
   options.election_timeout_ms = s.election_timeout_ms;
   options.snapshot_entries = static_cast<uint64_t>(s.snapshot_count);
+  options.leader_request_weight = static_cast<int>(s.leader_request_weight);
   options.snapshot_catchup_entries = static_cast<uint64_t>(s.snapshot_count / 2);
   auto node = natcd::nats::Node::Start(nc, options, events_nc);
   if (!node.ok()) {

@@ -329,6 +329,35 @@ TEST_F(ClusterTest, TenForcedElectionsKeepTheKeptLeaseAndExpireTheAbandonedOne) 
   EXPECT_GT(ttl->ttl, 0);
 }
 
+// --leader-request-weight: the leader holds 16 subscriptions in each write
+// subject's queue group, a follower one, so NATS hands about 8 in 9 writes
+// to the leader directly; after a leader change the new leader has them.
+// Forwarded requests are counted on the wire (P.fwd.<member>.*).
+TEST_F(ClusterTest, MostWritesReachTheLeaderWithoutAForward) {
+  constexpr int kPuts = 180;
+  for (int round = 0; round < 2; round++) {
+    const std::string leader = LeaderName();
+    ASSERT_FALSE(leader.empty());
+    Sub forwarded(client_->nc(), "natcd.fwd.>");
+    for (int i = 0; i < kPuts; i++) {
+      WireReply put = PutReply(client_.get(), "/lw/k" + std::to_string(i), "v");
+      ASSERT_TRUE(put.ok()) << put.code << " " << put.error;
+    }
+    const size_t n = forwarded.Drain(300).size();
+    std::cerr << "round " << round << ": " << n << " of " << kPuts << " puts forwarded\n";
+    // An even share would forward 120 of 180; with the weight about 20.
+    EXPECT_LT(n, 50u) << "round " << round;
+    if (round == 0) {
+      std::map<std::string, uint64_t> ids = MemberIds();
+      Natcd__V1__MoveLeaderRequest move;
+      natcd__v1__move_leader_request__init(&move);
+      move.targetid = ids[leader == "n1" ? "n2" : "n1"];
+      ASSERT_TRUE(Ask("maint.moveleader", &move.base).ok());
+      ASSERT_TRUE(WaitFor([&] { return Leader() == move.targetid; }, 5'000));
+    }
+  }
+}
+
 TEST_F(ClusterTest, MoveLeaderRefusesAMemberThatIsNotAVoter) {
   Natcd__V1__MoveLeaderRequest move;
   natcd__v1__move_leader_request__init(&move);
