@@ -496,6 +496,9 @@ Status Node::Impl::OpenRaftStorage() {
       raft::SqliteRaftStorage::Open(&engine->backend());
   if (!storage.ok()) return storage.status();
   raft_storage = std::move(storage).value();
+  // Names recorded by this database (founders, members added since; a
+  // snapshot from the leader brings the leader's).
+  for (const auto& [id, name] : raft_storage->member_names()) member_names[id] = name;
   return Status::OK();
 }
 
@@ -523,7 +526,10 @@ Status Node::Impl::InitRaft() {
     raft::SnapshotMeta boot;
     boot.index = 1;
     boot.term = 1;
-    for (const auto& [id, name] : member_names) boot.conf_state.voters.push_back(id);
+    for (const auto& [id, name] : member_names) {
+      boot.conf_state.voters.push_back(id);
+      NATCD_RETURN_IF_ERROR(raft_storage->SetMemberName(id, name));
+    }
     NATCD_RETURN_IF_ERROR(raft_storage->ApplySnapshot(boot));
     NATCD_RETURN_IF_ERROR(raft_storage->SetHardState(raft::HardState{1, raft::kNoNode, 1}));
     if (engine->revision() > 0) NATCD_RETURN_IF_ERROR(raft_storage->MarkBootedOverExistingData());
@@ -1626,7 +1632,16 @@ void Node::Impl::ApplyConfChange(const raft::Entry& entry, std::vector<PendingRe
   uint64_t origin = 0, seq = 0;
   std::string name;
   ParseConfChangeContext(cc.context, &origin, &seq, &name);
-  if (!name.empty()) member_names[cc.node_id] = name;
+  if (!name.empty()) {
+    member_names[cc.node_id] = name;
+    // Recorded with the applied entry (one transaction), so the name
+    // outlives the log entry that brought it.
+    Status recorded = raft_storage->SetMemberName(cc.node_id, name);
+    if (!recorded.ok()) {
+      fprintf(stderr, "natcd %s: recording member %s: %s\n", options.name.c_str(), name.c_str(),
+              recorded.ToString().c_str());
+    }
+  }
   if (origin != header.member_id) return;
   auto p = proposals.find(seq);
   if (p == proposals.end()) return;

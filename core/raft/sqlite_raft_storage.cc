@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "storage/durable_file.h"
@@ -12,6 +15,9 @@
 
 namespace natcd::raft {
 namespace {
+
+// raft_state rows "member/<16 hex digits of the ID>" hold member names.
+constexpr const char* kMemberNamePrefix = "member/";
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS raft_log (
@@ -128,6 +134,12 @@ Status SqliteRaftStorage::Load() {
       if (name == "log_start") log_start = value;
       if (name == "snapshot") snapshot = value;
       if (name == "boot_existing") booted_over_existing_data_ = true;
+      if (name.rfind(kMemberNamePrefix, 0) == 0) {
+        char* end = nullptr;
+        const char* hex = name.c_str() + strlen(kMemberNamePrefix);
+        const NodeId id = strtoull(hex, &end, 16);
+        if (end != hex && *end == '\0') member_names_[id] = value;
+      }
     }
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "read raft state");
@@ -191,6 +203,14 @@ Status SqliteRaftStorage::Load() {
 
 bool SqliteRaftStorage::Initialized() const {
   return !mirror_.InitialHardState().empty() || mirror_.LastIndex() > 0;
+}
+
+Status SqliteRaftStorage::SetMemberName(NodeId id, const std::string& name) {
+  char key[40];
+  snprintf(key, sizeof key, "%s%016llx", kMemberNamePrefix, static_cast<unsigned long long>(id));
+  NATCD_RETURN_IF_ERROR(PutState(key, name));
+  member_names_[id] = name;
+  return Status::OK();
 }
 
 Status SqliteRaftStorage::PutState(const char* name, const std::string& value) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +90,12 @@ class SqliteRaftStorage final : public Storage {
   bool booted_over_existing_data() const { return booted_over_existing_data_; }
   Status MarkBootedOverExistingData();
 
+  // Member names (natcd's, not Raft's: Raft knows IDs), kept beside the
+  // configuration so that they survive restarts, log compaction and a
+  // database shipped to a new member. Written inside the backend's batch.
+  Status SetMemberName(NodeId id, const std::string& name);
+  const std::map<NodeId, std::string>& member_names() const { return member_names_; }
+
  private:
   explicit SqliteRaftStorage(SqliteBackend* backend) : backend_(backend) {}
   Status Init();
@@ -101,6 +108,7 @@ class SqliteRaftStorage final : public Storage {
   SqliteBackend* backend_;
   MemoryStorage mirror_;
   bool booted_over_existing_data_ = false;
+  std::map<NodeId, std::string> member_names_;
   sqlite3_stmt* insert_entry_ = nullptr;
   sqlite3_stmt* delete_from_ = nullptr;
   sqlite3_stmt* delete_through_ = nullptr;

@@ -668,6 +668,17 @@ TEST_F(SnapshotClusterTest, AMemberAddedAfterCompactionStartsFromTheLeadersDatab
       << "n4 never caught up";
   EXPECT_NE(members_["n4"]->Log().find("installed the leader's snapshot"), std::string::npos)
       << members_["n4"]->Log();
+  // n4 knows every member by name from the database it received (it was
+  // told none): ask it as the leader.
+  Natcd__V1__MoveLeaderRequest move;
+  natcd__v1__move_leader_request__init(&move);
+  move.targetid = added->member->id;
+  ASSERT_TRUE(WaitFor([&] { return Ask("maint.moveleader", &move.base).ok(); }, 10'000, 100));
+  ASSERT_TRUE(WaitFor([&] { return Leader() == added->member->id; }, 5'000));
+  std::map<std::string, uint64_t> ids = MemberIds();
+  for (const char* name : {"n1", "n2", "n3", "n4"}) {
+    EXPECT_EQ(ids.count(name), 1u) << name << " unnamed in n4's member list";
+  }
   // Four voters: with two founding members stopped, writes need n4.
   const std::string leader = LeaderName();
   int stopped = 0;

@@ -70,6 +70,20 @@ TEST_F(SqliteRaftStorageTest, UncommittedWritesAreGoneAfterReopen) {
   EXPECT_TRUE(storage_->InitialHardState().empty());
 }
 
+TEST_F(SqliteRaftStorageTest, MemberNamesSurviveReopenOnceCommitted) {
+  Open();
+  ASSERT_TRUE(storage_->SetMemberName(0x9bd11c00c67a714cull, "n1").ok());
+  ASSERT_TRUE(storage_->SetMemberName(7, "seven").ok());
+  Commit();
+  ASSERT_TRUE(storage_->SetMemberName(7, "renamed").ok());
+  ASSERT_TRUE(storage_->SetMemberName(8, "never committed").ok());
+  EXPECT_EQ(storage_->member_names().at(8), "never committed");
+  backend_->RollbackBatch();
+  Open();
+  EXPECT_EQ(storage_->member_names(),
+            (std::map<NodeId, std::string>{{7, "seven"}, {0x9bd11c00c67a714cull, "n1"}}));
+}
+
 TEST_F(SqliteRaftStorageTest, SnapshotCompactsAndSurvivesReopen) {
   Open();
   std::vector<Entry> entries;
