@@ -127,6 +127,15 @@ class ClusterTest : public ::testing::Test {
     }
     return out;
   }
+  // natcdctl member add <name> --learner.
+  auto AddLearner(const char* name) {
+    Natcd__V1__MemberAddRequest add;
+    natcd__v1__member_add_request__init(&add);
+    add.name = const_cast<char*>(name);
+    add.islearner = true;
+    return CallOk<Natcd__V1__MemberAddResponse>(client_.get(), "cluster.member.add", &add.base,
+                                                &natcd__v1__member_add_response__descriptor);
+  }
   std::string LeaderName() {
     uint64_t leader = Leader();
     for (auto& [name, id] : MemberIds()) {
@@ -531,12 +540,7 @@ TEST_F(ClusterTest, MembersAreAddedAsLearnersPromotedAndRemoved) {
   for (int i = 0; i < 20; i++) ASSERT_TRUE(PutAcked("/m/k" + std::to_string(i), "v"));
   // Add n4 as a learner, then start it: it joins (never founds a cluster
   // of its own) and gets the whole log from the leader.
-  Natcd__V1__MemberAddRequest add;
-  natcd__v1__member_add_request__init(&add);
-  add.name = const_cast<char*>("n4");
-  add.islearner = true;
-  auto added = CallOk<Natcd__V1__MemberAddResponse>(client_.get(), "cluster.member.add", &add.base,
-                                                    &natcd__v1__member_add_response__descriptor);
+  auto added = AddLearner("n4");
   ASSERT_TRUE(added);
   ASSERT_TRUE(added->member);
   EXPECT_STREQ(added->member->name, "n4");
@@ -644,12 +648,7 @@ TEST_F(SnapshotClusterTest, AMemberBehindTheKeptLogCatchesUpFromTheLeadersDataba
 // brings the change.
 TEST_F(SnapshotClusterTest, AMemberAddedAfterCompactionStartsFromTheLeadersDatabase) {
   for (int i = 0; i < 100; i++) ASSERT_TRUE(PutAcked("/j/k" + std::to_string(i), "v"));
-  Natcd__V1__MemberAddRequest add;
-  natcd__v1__member_add_request__init(&add);
-  add.name = const_cast<char*>("n4");
-  add.islearner = true;
-  auto added = CallOk<Natcd__V1__MemberAddResponse>(client_.get(), "cluster.member.add", &add.base,
-                                                    &natcd__v1__member_add_response__descriptor);
+  auto added = AddLearner("n4");
   ASSERT_TRUE(added);
   ASSERT_TRUE(added->member);
   dirs_["n4"] = std::make_unique<TempDir>();
