@@ -12,6 +12,8 @@
 //         natcd-bench --systems natcd --members 3: natcd as a cluster of
 //         three members (m1..m3) on the one nats-server (natcd_cluster.h).
 //         natcd-bench --nats-url URL: natcd alone, already running at URL.
+//         natcd-bench catch-up --keys N: a member added to a loaded
+//         3-member cluster, timed until promoted (catch_up.h).
 //         natcd-bench echo-server --nats-url URL --subject S: the echo floor.
 // OUTPUT: one line per workload and system as it runs; then the table, with
 //         the ratios natcd/<system> and natcd/floor.
@@ -27,6 +29,7 @@
 #include <sstream>
 #include <string>
 
+#include "plugin/natcd-bench/catch_up.h"
 #include "plugin/natcd-bench/clock.h"
 #include "plugin/natcd-bench/cluster_admin.h"
 #include "plugin/natcd-bench/deployment.h"
@@ -665,9 +668,27 @@ int main(int argc, char** argv) {
       app.add_subcommand("echo-server", "the echo floor's service (started by the bench)");
   echo->add_option("--nats-url", echo_url)->required();
   echo->add_option("--subject", echo_subject)->capture_default_str();
+  natcd::bench::CatchUpOptions catch_up;
+  CLI::App* catch_up_cmd = app.add_subcommand(
+      "catch-up", "a member added to a loaded 3-member natcd cluster: time until promoted");
+  catch_up_cmd->add_option("--keys", catch_up.keys, "keys loaded before the member is added")
+      ->required()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100'000'000}));
+  catch_up_cmd->add_option("--in-flight", catch_up.in_flight, "puts outstanding while loading")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65'536));
+  catch_up_cmd->add_option("--natcd-bin", catch_up.natcd_bin,
+                           "the natcd to start (default: beside natcd-bench)");
+  catch_up_cmd->add_option("--tmp-dir", catch_up.tmp_dir,
+                           "where the servers' data goes (default $TMPDIR or /tmp)");
   CLI11_PARSE(app, argc, argv);
   if (echo->parsed()) return natcd::bench::RunEchoServer(echo_url, echo_subject);
-  if (o.natcd_bin.empty()) o.natcd_bin = natcd::bench::Dirname(natcd::bench::SelfPath()) + "/natcd";
+  const std::string beside_me = natcd::bench::Dirname(natcd::bench::SelfPath()) + "/natcd";
+  if (catch_up_cmd->parsed()) {
+    if (catch_up.natcd_bin.empty()) catch_up.natcd_bin = beside_me;
+    return natcd::bench::RunCatchUp(catch_up);
+  }
+  if (o.natcd_bin.empty()) o.natcd_bin = beside_me;
   std::error_code ec;
   std::filesystem::create_directories(o.report_dir, ec);
   return natcd::bench::Compare(o);

@@ -1,6 +1,7 @@
 // natcd-bench's cluster figures (issue 6) end to end, with the real
 // binaries: `--members 3` runs a workload against a 3-member natcd without a
 // failed or unanswered request and says how many members natcd had;
+// `catch-up` loads a cluster, adds a learner and reports its promotion;
 // --members refuses systems that would not run as a cluster.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -52,6 +53,23 @@ TEST(ClusterBenchTest, QuickPutsAgainstThreeMembers) {
   EXPECT_NE(md.find("| 1 | put-seq | p50 µs ↓ |"), std::string::npos) << md;
   EXPECT_EQ(md.find("| 1 | put-seq | p50 µs ↓ | n/a"), std::string::npos) << "natcd has a figure";
   EXPECT_NE(md.find("natcd as a cluster of 3 members (m1..m3)"), std::string::npos) << md;
+  RemoveTree(dir);
+}
+
+TEST(ClusterBenchTest, CatchUpPromotesTheAddedMember) {
+  const std::string dir = MakeTempDir("natcd-bench-catch-up", "");
+  ASSERT_FALSE(dir.empty());
+  std::string output;
+  const int code = RunCommand("'" + Bench() + "' catch-up --keys 2000 --natcd-bin '" + Natcd() +
+                                  "' --tmp-dir '" + dir + "'",
+                              &output);
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("loaded 2,000 keys"), std::string::npos) << output;
+  EXPECT_NE(output.find("caught up and promoted in"), std::string::npos) << output;
+  // Its temporary folder is gone: nothing but what the test made is left.
+  std::string left;
+  EXPECT_EQ(RunCommand("ls -A '" + dir + "'", &left), 0);
+  EXPECT_EQ(left, "") << "left behind: " << left;
   RemoveTree(dir);
 }
 
