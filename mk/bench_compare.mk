@@ -13,6 +13,11 @@
 #                                   whole comparison, writes build/bench/report.md
 #                                   (BENCH_ARGS=--quick: the short run)
 #
+# The cluster figures (issue 6), natcd alone (README.md, "A cluster's figures"):
+#   $(BUILD)/bin/natcd-bench --systems natcd --members 3 --workloads put-seq,put-256
+#   $(BUILD)/bin/natcd-bench --systems natcd --members 1 --workloads put-seq,put-256
+#   $(BUILD)/bin/natcd-bench catch-up --keys 1000000
+#
 # etcd and grpc++ are not in DEB_PACKAGES: `make test` on a fresh machine
 # would install roughly 100 MB more for one smoke test. See README.md.
 

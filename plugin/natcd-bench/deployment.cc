@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 namespace natcd::bench {
 
@@ -22,12 +23,26 @@ std::string Deployment::StartNats(Process& p, const std::string& name, bool sync
   return "nats://127.0.0.1:" + std::to_string(port);
 }
 
-bool Deployment::StartNatcd(Process& p, const std::string& url, const std::string& name) const {
+bool Deployment::StartNatcd(Process& p, const std::string& url, const std::string& name,
+                            const NatcdMember& member) const {
+  // --config /dev/null: natcd's defaults, whatever config files are around.
+  std::vector<std::string> argv = {natcd_bin_, "--nats-url", url, "--config", "/dev/null"};
+  argv.insert(argv.end(), {"--data-dir", root_ + "/" + name});
+  if (!member.name.empty()) {
+    argv.insert(argv.end(), {"--name", member.name});
+  }
+  if (!member.initial_cluster.empty()) {
+    argv.insert(argv.end(), {"--initial-cluster", member.initial_cluster});
+  }
+  if (member.join_existing) {
+    argv.insert(argv.end(), {"--initial-cluster-state", "existing"});
+  }
   std::string error;
-  if (!p.Start({natcd_bin_, "--nats-url", url, "--data-dir", root_ + "/" + name, "--config",
-                "/dev/null"},
-               root_ + "/" + name + ".log", "serving", 0, 30'000, &error)) {
-    fprintf(stderr, "natcd-bench: natcd: %s\n", error.c_str());
+  // A member prints "serving" before any leader is known: members start one
+  // after the other, and NatcdCluster waits for the leader.
+  if (!p.Start(argv, root_ + "/" + name + ".log", "serving", 0, 30'000, &error)) {
+    fprintf(stderr, "natcd-bench: natcd%s: %s\n",
+            member.name.empty() ? "" : (" " + member.name).c_str(), error.c_str());
     return false;
   }
   return true;

@@ -1,6 +1,7 @@
 // The servers of one comparison, all on loopback, each keeping its data and
 // log in one temporary folder: nats-server with JetStream (optionally with
-// per-write sync), natcd attached to it, etcd, and the echo service.
+// per-write sync), natcd attached to it (alone or as one member of a
+// cluster: natcd_cluster.h), etcd, and the echo service.
 //
 // Thread safety: none; one thread starts and stops servers.
 #pragma once
@@ -12,6 +13,14 @@
 namespace natcd::bench {
 
 inline constexpr const char* kEchoSubject = "natcdbench.echo";
+
+// How a natcd takes part in a cluster (natcd's --name, --initial-cluster,
+// --initial-cluster-state).
+struct NatcdMember {
+  std::string name;             // "": natcd's default, a member alone
+  std::string initial_cluster;  // founding members "m1,m2,m3"; "" when joining
+  bool join_existing = false;   // added at runtime: --initial-cluster-state existing
+};
 
 class Deployment {
  public:
@@ -25,8 +34,11 @@ class Deployment {
   // nats-server with JetStream storing in <root>/<name>; sync_always adds
   // per-write sync (sync_interval: always). Returns its URL, "" on failure.
   std::string StartNats(Process& p, const std::string& name, bool sync_always) const;
-  // natcd with its defaults (durable), data in <root>/<name>.
-  bool StartNatcd(Process& p, const std::string& url, const std::string& name) const;
+  // natcd with its defaults (durable), data in <root>/<name>; with
+  // `member` left empty, a single member as natcd starts without cluster
+  // flags.
+  bool StartNatcd(Process& p, const std::string& url, const std::string& name,
+                  const NatcdMember& member = {}) const;
   // etcd with its defaults (fsync per commit), data in <root>/<name>.
   // Returns "127.0.0.1:<client port>", "" on failure.
   std::string StartEtcd(Process& p, const std::string& name) const;

@@ -21,14 +21,6 @@ ProtobufCBinaryData View(const std::string& s) {
 
 const uint8_t* Bytes(const void* data) { return static_cast<const uint8_t*>(data); }
 
-std::string PutBody(const std::string& key, const std::string& value, int64_t lease) {
-  Natcd__V1__PutRequest put = NATCD__V1__PUT_REQUEST__INIT;
-  put.key = View(key);
-  put.value = View(value);
-  put.lease = lease;
-  return Pack(&put.base);
-}
-
 std::string RangeBody(const std::string& key, const std::string& range_end, bool serializable,
                       bool count_only) {
   Natcd__V1__RangeRequest range = NATCD__V1__RANGE_REQUEST__INIT;
@@ -40,6 +32,14 @@ std::string RangeBody(const std::string& key, const std::string& range_end, bool
 }
 
 }  // namespace
+
+std::string PutBody(const std::string& key, const std::string& value, int64_t lease) {
+  Natcd__V1__PutRequest put = NATCD__V1__PUT_REQUEST__INIT;
+  put.key = View(key);
+  put.value = View(value);
+  put.lease = lease;
+  return Pack(&put.base);
+}
 
 EtcdRequest BuildRequest(Op op, uint64_t i, int64_t lease, int64_t ttl_s) {
   switch (op) {

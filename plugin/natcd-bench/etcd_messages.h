@@ -21,6 +21,10 @@ struct EtcdRequest {
   std::string body;
 };
 
+// A PutRequest of key (as is: no prefix added) and value, attached to
+// lease (0: none).
+std::string PutBody(const std::string& key, const std::string& value, int64_t lease);
+
 // Request i of op. `lease` is the lease a kPutLeased attaches and a
 // kKeepAlive renews; `ttl_s` the TTL a kLeaseGrant asks for.
 EtcdRequest BuildRequest(Op op, uint64_t i, int64_t lease, int64_t ttl_s);

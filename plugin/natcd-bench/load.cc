@@ -13,7 +13,7 @@ namespace {
 
 class Loop final : public ReplySink {
  public:
-  Loop(Target& target, const LoadSpec& spec)
+  Loop(LoadTarget& target, const LoadSpec& spec)
       : target_(target), spec_(spec), sent_ns_(spec.inflight) {}
 
   LoadResult Run() {
@@ -79,7 +79,7 @@ class Loop final : public ReplySink {
     if (--active_ == 0) done_.notify_all();
   }
 
-  Target& target_;
+  LoadTarget& target_;
   const LoadSpec& spec_;
   // Written by the thread that sends on a slot, read by the one that gets
   // its reply: the target's send/receive path orders the two.
@@ -97,6 +97,6 @@ class Loop final : public ReplySink {
 
 }  // namespace
 
-LoadResult RunLoad(Target& target, const LoadSpec& spec) { return Loop(target, spec).Run(); }
+LoadResult RunLoad(LoadTarget& target, const LoadSpec& spec) { return Loop(target, spec).Run(); }
 
 }  // namespace natcd::bench

@@ -1,7 +1,7 @@
-// A closed-loop load against a Target: keeps `inflight` requests of one
-// operation outstanding, each reply releasing the next request, until
-// `total` requests are answered or `max_ms` has passed. Latency is measured
-// from send to reply for every request.
+// A closed-loop load against a target (target.h): keeps `inflight`
+// requests of one operation outstanding, each reply releasing the next
+// request, until `total` requests are answered or `max_ms` has passed.
+// Latency is measured from send to reply for every request.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,6 @@ struct LoadSpec {
   int64_t max_ms = 10'000;
 };
 
-LoadResult RunLoad(Target& target, const LoadSpec& spec);
+LoadResult RunLoad(LoadTarget& target, const LoadSpec& spec);
 
 }  // namespace natcd::bench

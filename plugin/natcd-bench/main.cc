@@ -9,7 +9,11 @@
 //         etcd and the echo service on loopback, runs every workload against
 //         each, stops them, prints the table and writes report.md with a CDF
 //         plot of put latency (gnuplot) into --report-dir.
+//         natcd-bench --systems natcd --members 3: natcd as a cluster of
+//         three members (m1..m3) on the one nats-server (natcd_cluster.h).
 //         natcd-bench --nats-url URL: natcd alone, already running at URL.
+//         natcd-bench catch-up --keys N: a member added to a loaded
+//         3-member cluster, timed until promoted (catch_up.h).
 //         natcd-bench echo-server --nats-url URL --subject S: the echo floor.
 // OUTPUT: one line per workload and system as it runs; then the table, with
 //         the ratios natcd/<system> and natcd/floor.
@@ -25,11 +29,14 @@
 #include <sstream>
 #include <string>
 
+#include "plugin/natcd-bench/catch_up.h"
 #include "plugin/natcd-bench/clock.h"
+#include "plugin/natcd-bench/cluster_admin.h"
 #include "plugin/natcd-bench/deployment.h"
 #include "plugin/natcd-bench/floors.h"
 #include "plugin/natcd-bench/jetstream_target.h"
 #include "plugin/natcd-bench/load.h"
+#include "plugin/natcd-bench/natcd_cluster.h"
 #include "plugin/natcd-bench/natcd_target.h"
 #include "plugin/natcd-bench/nats_requests.h"
 #include "plugin/natcd-bench/process.h"
@@ -69,8 +76,13 @@ struct Options {
   std::string prefix = "natcd";
   std::string natcd_bin;
   std::string tmp_dir;
+  int members = 1;      // natcd's: > 1 is a cluster, natcd alone
   bool strict = false;  // exit 3 if the run had problems: for the smoke test
 };
+
+// How long a started cluster may take to elect its first leader: several
+// election timeouts (1 s each), on a machine that may be busy.
+constexpr int64_t kLeaderTimeoutMs = 30'000;
 
 bool Wants(const Options& o, const std::string& system) {
   std::stringstream list(o.systems);
@@ -79,6 +91,25 @@ bool Wants(const Options& o, const std::string& system) {
     if (name == system) return true;
   }
   return false;
+}
+
+// A cluster is natcd's alone: etcd and JetStream KV run one server each,
+// and a table of three members against one would compare the wrong
+// things. "" when the options are fine, else why not.
+std::string MembersProblem(const Options& o) {
+  if (o.members == 1) return "";
+  if (!o.nats_url.empty()) {
+    return "--members starts natcd's members itself: it does not go with --nats-url";
+  }
+  std::stringstream list(o.systems);
+  std::string name;
+  while (std::getline(list, name, ',')) {
+    if (name != "natcd") {
+      return "--members " + std::to_string(o.members) +
+             " measures a natcd cluster alone: use --systems natcd (not " + name + ")";
+    }
+  }
+  return "";
 }
 
 // What a run has to say beside the table: problems (errors, timeouts,
@@ -257,6 +288,10 @@ void RecordFootprint(Report& report, const std::string& system, Target& target, 
 }
 
 int Compare(const Options& o) {
+  if (const std::string problem = MembersProblem(o); !problem.empty()) {
+    fprintf(stderr, "natcd-bench: %s\n", problem.c_str());
+    return 2;
+  }
   const Scale scale = o.quick ? QuickScale() : FullScale();
   std::string unknown;
   auto selected = SelectWorkloads(o.workloads, &unknown);
@@ -327,7 +362,7 @@ int Compare(const Options& o) {
   Cdfs cdfs;
 
   // The shared nats-server: natcd, JetStream KV and the echo floor on it.
-  Process nats, echo, natcd_process;
+  Process nats, echo;
   const std::string url = deployment.StartNats(nats, "nats", false);
   if (url.empty() || !deployment.StartEcho(echo, url)) return 1;
   natsConnection* nc = ConnectNats(url);
@@ -365,10 +400,18 @@ int Compare(const Options& o) {
   cdfs.series.emplace_back("echo floor (1 in flight)", echo_at[1].latency);
 
   if (Wants(o, "natcd")) {
-    if (!deployment.StartNatcd(natcd_process, url, "natcd")) return 1;
+    const ClusterAdmin admin(nc, o.prefix);
+    NatcdCluster cluster(deployment, admin, url, "natcd");
+    std::string error;
+    if (!cluster.Start(o.members, kLeaderTimeoutMs, &error)) {
+      fprintf(stderr, "natcd-bench: %s\n", error.c_str());
+      return 1;
+    }
+    printf("%-22s %s\n", "natcd", NatcdCluster::Describe(o.members).c_str());
+    fflush(stdout);
     NatcdTarget natcd(nc, o.prefix);
     RunSystem(natcd, workloads, scale, report, cdfs, &notes);
-    natcd_process.Stop();
+    cluster.Stop();
   }
 #ifdef NATCD_BENCH_ETCD
   if (with_etcd) {
@@ -402,14 +445,31 @@ int Compare(const Options& o) {
   if (chosen(Kind::kFootprint)) {
     const uint64_t keys = scale.footprint_keys;
     if (Wants(o, "natcd")) {
-      Process fnats, fnatcd;
+      Process fnats;
       const std::string furl = deployment.StartNats(fnats, "footprint-nats", false);
-      if (!furl.empty() && deployment.StartNatcd(fnatcd, furl, "footprint-natcd")) {
-        natsConnection* fnc = ConnectNats(furl);
-        NatcdTarget natcd(fnc, o.prefix);
-        RecordFootprint(report, "natcd", natcd, keys, fnatcd, root + "/footprint-natcd", &notes);
-        report.Set(8, "footprint", "nats-server RSS MiB (beside natcd)", false, 1, "natcd",
-                   fnats.RssBytes() / kMiB);
+      natsConnection* fnc = furl.empty() ? nullptr : ConnectNats(furl);
+      if (fnc != nullptr) {
+        const ClusterAdmin admin(fnc, o.prefix);
+        NatcdCluster fcluster(deployment, admin, furl, "footprint-natcd");
+        std::string error;
+        size_t leader = 0;
+        // A cluster's figures are its leader's: every member holds the
+        // same data, and the leader does the most work.
+        if (fcluster.Start(o.members, kLeaderTimeoutMs, &error) &&
+            fcluster.LeaderIndex(&leader, &error)) {
+          NatcdTarget natcd(fnc, o.prefix);
+          RecordFootprint(report, "natcd", natcd, keys, fcluster.process(leader),
+                          fcluster.DataDir(leader), &notes);
+          report.Set(8, "footprint", "nats-server RSS MiB (beside natcd)", false, 1, "natcd",
+                     fnats.RssBytes() / kMiB);
+          if (o.members > 1) {
+            notes.Info("natcd footprint: of the leader, " + fcluster.name(leader) + ", one of " +
+                       std::to_string(o.members) + " members holding the same data");
+          }
+        } else {
+          notes.Problem("natcd", "footprint: " + error);
+        }
+        fcluster.Stop();
         natsConnection_Destroy(fnc);
       }
     }
@@ -470,6 +530,7 @@ int Compare(const Options& o) {
   const double elapsed_s = (NowNs() - started) / 1e9;
   const std::string load_after = LoadAverage();
   printf("\n%s\n", report.Text().c_str());
+  if (Wants(o, "natcd")) printf("natcd: %s\n", NatcdCluster::Describe(o.members).c_str());
   printf("load average (1 5 15 min): before %s, after %s; %.0f s in all\n", load_before.c_str(),
          load_after.c_str(), elapsed_s);
 
@@ -483,20 +544,35 @@ int Compare(const Options& o) {
   const time_t now = time(nullptr);
   strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
   md << "# natcd side by side with etcd and NATS JetStream KV\n\n"
-     << "Written by `natcd-bench" << (o.quick ? " --quick" : "") << "` (`make bench-compare`) on "
-     << when << ", " << FormatValue(elapsed_s, 0) << " s. One machine, "
+     << "Written by `natcd-bench" << (o.quick ? " --quick" : "")
+     << (o.members > 1 ? " --systems natcd --members " + std::to_string(o.members) + "`"
+                       : std::string("` (`make bench-compare`)"))
+     << " on " << when << ", " << FormatValue(elapsed_s, 0) << " s. One machine, "
      << sysconf(_SC_NPROCESSORS_ONLN)
      << " cores shared by the clients and every server; load average (1, 5, 15 min) " << load_before
-     << " before, " << load_after << " after. Single member each, on loopback.\n\n"
+     << " before, " << load_after << " after. On loopback; "
+     << (o.members > 1 ? "natcd as a cluster of " + NatcdCluster::Describe(o.members) +
+                             " on one nats-server (NATS queue groups spread the requests "
+                             "over them)"
+                       : std::string("a single member each"))
+     << ".\n\n"
      << "- natcd: " << o.natcd_bin << "\n"
      << "- nats-server: " << FirstLine("'" + Deployment::NatsServerBinary() + "' --version")
      << "\n";
   if (with_etcd)
     md << "- etcd: " << FirstLine("'" + Deployment::EtcdBinary() + "' --version") << "\n";
-  md << "\n## Durability, as each system ran\n\n"
-     << "- **natcd**: default settings, a single member; replies to a write after the Raft "
-        "log entry holding it, and the state it produces, are fsynced (one SQLite transaction "
-        "and one fsync per batch of entries).\n";
+  md << "\n## Durability, as each system ran\n\n";
+  if (o.members > 1) {
+    md << "- **natcd**: default settings, " << NatcdCluster::Describe(o.members)
+       << "; replies to a write once a majority of members (" << o.members / 2 + 1 << " of "
+       << o.members
+       << ") have fsynced the Raft log entry holding it and the member that answers has applied "
+          "it (one SQLite transaction and one fsync per batch of entries on each member).\n";
+  } else {
+    md << "- **natcd**: default settings, a single member; replies to a write after the Raft "
+          "log entry holding it, and the state it produces, are fsynced (one SQLite transaction "
+          "and one fsync per batch of entries).\n";
+  }
   if (with_etcd) {
     md << "- **etcd**: default settings; fsyncs its WAL before it acknowledges each commit "
           "(batched by raft).\n";
@@ -582,15 +658,37 @@ int main(int argc, char** argv) {
   app.add_option("--prefix", o.prefix, "natcd subject prefix")->capture_default_str();
   app.add_option("--natcd-bin", o.natcd_bin, "the natcd to start (default: beside natcd-bench)");
   app.add_option("--tmp-dir", o.tmp_dir, "where the servers' data goes (default $TMPDIR or /tmp)");
+  app.add_option("--members", o.members,
+                 "natcd's members: more than 1 starts a cluster m1..mN (with --systems natcd)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, natcd::bench::kMembersMax));
   app.add_flag("--strict", o.strict,
                "exit with 3 if any request failed, went unanswered or an event was lost");
   CLI::App* echo =
       app.add_subcommand("echo-server", "the echo floor's service (started by the bench)");
   echo->add_option("--nats-url", echo_url)->required();
   echo->add_option("--subject", echo_subject)->capture_default_str();
+  natcd::bench::CatchUpOptions catch_up;
+  CLI::App* catch_up_cmd = app.add_subcommand(
+      "catch-up", "a member added to a loaded 3-member natcd cluster: time until promoted");
+  catch_up_cmd->add_option("--keys", catch_up.keys, "keys loaded before the member is added")
+      ->required()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100'000'000}));
+  catch_up_cmd->add_option("--in-flight", catch_up.in_flight, "puts outstanding while loading")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65'536));
+  catch_up_cmd->add_option("--natcd-bin", catch_up.natcd_bin,
+                           "the natcd to start (default: beside natcd-bench)");
+  catch_up_cmd->add_option("--tmp-dir", catch_up.tmp_dir,
+                           "where the servers' data goes (default $TMPDIR or /tmp)");
   CLI11_PARSE(app, argc, argv);
   if (echo->parsed()) return natcd::bench::RunEchoServer(echo_url, echo_subject);
-  if (o.natcd_bin.empty()) o.natcd_bin = natcd::bench::Dirname(natcd::bench::SelfPath()) + "/natcd";
+  const std::string beside_me = natcd::bench::Dirname(natcd::bench::SelfPath()) + "/natcd";
+  if (catch_up_cmd->parsed()) {
+    if (catch_up.natcd_bin.empty()) catch_up.natcd_bin = beside_me;
+    return natcd::bench::RunCatchUp(catch_up);
+  }
+  if (o.natcd_bin.empty()) o.natcd_bin = beside_me;
   std::error_code ec;
   std::filesystem::create_directories(o.report_dir, ec);
   return natcd::bench::Compare(o);

@@ -40,20 +40,26 @@ struct Counter {
 
 enum class CasOutcome { kSwapped, kConflict, kError };
 
-class Target {
+// What a closed-loop load (load.h) drives: the sending part of a target.
+// Apart from Target so that a plain loader (key_loader.h) can use the same
+// closed loop without the workloads' other calls.
+class LoadTarget {
  public:
-  virtual ~Target() = default;
-  // The name in the report ("natcd", "etcd", "JetStream KV", ...).
-  virtual std::string name() const = 0;
-  virtual bool Supports(Op op) const = 0;
-
-  // Closed-loop loads. BeginLoad prepares `slots` concurrent requests whose
-  // replies go to `sink`; Issue sends request i of op on a slot; EndLoad
-  // returns when no reply can reach the sink any more (outstanding ones are
-  // abandoned after a bounded wait).
+  virtual ~LoadTarget() = default;
+  // BeginLoad prepares `slots` concurrent requests whose replies go to
+  // `sink`; Issue sends request i of op on a slot; EndLoad returns when no
+  // reply can reach the sink any more (outstanding ones are abandoned after
+  // a bounded wait).
   virtual bool BeginLoad(int slots, ReplySink* sink) = 0;
   virtual void Issue(int slot, Op op, uint64_t i) = 0;
   virtual void EndLoad() = 0;
+};
+
+class Target : public LoadTarget {
+ public:
+  // The name in the report ("natcd", "etcd", "JetStream KV", ...).
+  virtual std::string name() const = 0;
+  virtual bool Supports(Op op) const = 0;
 
   // Grants the lease that Op::kKeepAlive renews. Leases of Op::kLeaseGrant
   // request i are kept under i (up to `leases`, reserved by
