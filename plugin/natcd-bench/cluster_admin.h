@@ -35,6 +35,7 @@ class ClusterAdmin {
   // nc is borrowed and must outlive this; prefix: natcd's subject prefix.
   ClusterAdmin(natsConnection* nc, std::string prefix, int64_t request_timeout_ms = 5'000)
       : nc_(nc), prefix_(std::move(prefix)), request_timeout_ms_(request_timeout_ms) {}
+  const std::string& prefix() const { return prefix_; }
 
   bool Status(MemberStatus* out, std::string* error) const;
   bool ListMembers(std::vector<MemberInfo>* out, std::string* error) const;

@@ -37,6 +37,9 @@ bool Deployment::StartNatcd(Process& p, const std::string& url, const std::strin
   if (member.join_existing) {
     argv.insert(argv.end(), {"--initial-cluster-state", "existing"});
   }
+  if (!member.prefix.empty()) {
+    argv.insert(argv.end(), {"--prefix", member.prefix});
+  }
   std::string error;
   // A member prints "serving" before any leader is known: members start one
   // after the other, and NatcdCluster waits for the leader.

@@ -20,6 +20,7 @@ struct NatcdMember {
   std::string name;             // "": natcd's default, a member alone
   std::string initial_cluster;  // founding members "m1,m2,m3"; "" when joining
   bool join_existing = false;   // added at runtime: --initial-cluster-state existing
+  std::string prefix;           // its subject prefix; "": natcd's default
 };
 
 class Deployment {

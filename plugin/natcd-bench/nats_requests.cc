@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace natcd::bench {
 
@@ -50,8 +51,13 @@ void NatsRequests::OnReply(natsConnection*, natsSubscription*, natsMsg* msg, voi
 }
 
 bool NoServiceError(natsMsg* reply) {
-  const char* code = nullptr;
-  return natsMsgHeader_Get(reply, "Nats-Service-Error-Code", &code) != NATS_OK;
+  const char* value = nullptr;
+  if (natsMsgHeader_Get(reply, "Nats-Service-Error-Code", &value) == NATS_OK) return false;
+  // The server's own answer when nothing serves the subject ("no
+  // responders"): without this, a run against the wrong prefix or a dead
+  // service counted these instant replies as successes.
+  return !(natsMsgHeader_Get(reply, "Status", &value) == NATS_OK && value != nullptr &&
+           strcmp(value, "503") == 0);
 }
 
 natsConnection* ConnectNats(const std::string& url, bool global_delivery) {

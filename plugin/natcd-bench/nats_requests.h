@@ -39,7 +39,8 @@ class NatsRequests {
   std::vector<std::string> reply_subjects_;
 };
 
-// A Nats-Service-Error-Code header marks a micro-service error reply.
+// Whether a reply is an answer: a Nats-Service-Error-Code header marks a
+// micro-service error, a "Status: 503" header the server's no responders.
 bool NoServiceError(natsMsg* reply);
 
 // Connects to url with the options every NATS target uses (send at once,
