@@ -718,6 +718,16 @@ void Node::Impl::ReceiveForwardReply(natsMsg* msg) {
     Enqueue(std::move(forward.work));
     return;
   }
+  // Counted where the client's request arrived (the leader does not count
+  // what was handed to it), before the reply as in Finish: $SRV.STATS
+  // summed over the members is what the clients sent.
+  const char* error = nullptr;
+  std::string error_text;
+  if (natsMsgHeader_Get(msg, "Nats-Service-Error", &error) == NATS_OK && error != nullptr) {
+    error_text = error;
+  }
+  forward.work->endpoint->Record(NowNs() - forward.work->received_ns,
+                                 error != nullptr ? &error_text : nullptr);
   (void)RelayReply(nc, msg, forward.work->reply());
   natsMsg_Destroy(msg);
 }
@@ -786,8 +796,8 @@ void Node::Impl::Receive(Endpoint* endpoint, natsMsg* msg) {
   auto fail = [&](const Status& status) {
     ServiceError error = ToServiceError(status);
     // Counted before the reply: a client that reads $SRV.STATS after its
-    // reply sees its request.
-    endpoint->Record(NowNs() - work->received_ns, &error.text);
+    // reply sees its request (a forwarded one where it arrived).
+    if (work->hops == 0) endpoint->Record(NowNs() - work->received_ns, &error.text);
     (void)RespondError(nc, reply, error);
   };
   if (!accepting.load()) {
@@ -1300,7 +1310,10 @@ void Node::Impl::Finish(PendingReply& reply, natsConnection* via) {
   Work& work = *reply.work;
   // Counted before the reply: a client that reads $SRV.STATS after its
   // reply sees its request.
-  work.endpoint->Record(NowNs() - work.received_ns, reply.is_error ? &reply.error.text : nullptr);
+  // (A forwarded request is counted by the member it arrived at.)
+  if (work.hops == 0) {
+    work.endpoint->Record(NowNs() - work.received_ns, reply.is_error ? &reply.error.text : nullptr);
+  }
   if (reply.is_error) {
     (void)RespondError(via, work.reply(), reply.error);
   } else {

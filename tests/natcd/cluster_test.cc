@@ -338,12 +338,32 @@ TEST_F(ClusterTest, TenForcedElectionsKeepTheKeptLeaseAndExpireTheAbandonedOne) 
   EXPECT_GT(ttl->ttl, 0);
 }
 
+// kv.put requests each member counts in $SRV.STATS, by member name.
+std::map<std::string, int64_t> PutsCounted(natsConnection* nc) {
+  Sub inbox(nc);
+  EXPECT_EQ(natsConnection_PublishRequest(nc, "$SRV.STATS.natcd", inbox.subject().c_str(), "", 0),
+            NATS_OK);
+  std::map<std::string, int64_t> out;
+  for (const Received& m : inbox.Drain(500)) {
+    std::optional<Json> stats = Json::Parse(m.data);
+    if (!stats) continue;
+    for (const Json& e : (*stats)["endpoints"].items) {
+      if (e["name"].text == "kv_put") {
+        out[(*stats)["metadata"]["member"].text] = std::stoll(e["num_requests"].text);
+      }
+    }
+  }
+  return out;
+}
+
 // --leader-request-weight: the leader holds 16 subscriptions in each write
 // subject's queue group, a follower one, so NATS hands about 8 in 9 writes
 // to the leader directly; after a leader change the new leader has them.
-// Forwarded requests are counted on the wire (P.fwd.<member>.*).
+// Forwarded requests are counted on the wire (P.fwd.<member>.*). Each
+// request counts once in $SRV.STATS, where it arrived.
 TEST_F(ClusterTest, MostWritesReachTheLeaderWithoutAForward) {
   constexpr int kPuts = 180;
+  std::map<std::string, int64_t> counted = PutsCounted(client_->nc());
   for (int round = 0; round < 2; round++) {
     const std::string leader = LeaderName();
     ASSERT_FALSE(leader.empty());
@@ -356,6 +376,17 @@ TEST_F(ClusterTest, MostWritesReachTheLeaderWithoutAForward) {
     std::cerr << "round " << round << ": " << n << " of " << kPuts << " puts forwarded\n";
     // An even share would forward 120 of 180; with the weight about 20.
     EXPECT_LT(n, 50u) << "round " << round;
+    EXPECT_GT(n, 0u) << "round " << round << ": nothing forwarded, nothing to count twice";
+    std::map<std::string, int64_t> now_counted = PutsCounted(client_->nc());
+    ASSERT_EQ(now_counted.size(), 3u);
+    int64_t at_followers = 0;
+    for (const std::string& name : kNames) {
+      if (name != leader) at_followers += now_counted[name] - counted[name];
+    }
+    EXPECT_EQ(now_counted[leader] - counted[leader], kPuts - static_cast<int64_t>(n))
+        << "round " << round << ": the leader counts only what reached it directly";
+    EXPECT_EQ(at_followers, static_cast<int64_t>(n)) << "round " << round;
+    counted = now_counted;
     if (round == 0) {
       std::map<std::string, uint64_t> ids = MemberIds();
       Natcd__V1__MoveLeaderRequest move;
