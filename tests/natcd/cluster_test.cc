@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -722,6 +725,107 @@ TEST_F(SnapshotClusterTest, AMemberAddedAfterCompactionStartsFromTheLeadersDatab
   auto all = client_->Range("/j/", "/j0");
   ASSERT_TRUE(all);
   EXPECT_EQ(all->count, 101);
+}
+
+}  // namespace
+}  // namespace natcd::testing
+
+namespace natcd::testing {
+namespace {
+
+// A database written by natcd before it had Raft (the engine alone:
+// crash_writer, killed after a few commits) grows into a cluster: its
+// member, started on it, leads a cluster of one; a member added later gets
+// the whole database shipped and can be promoted.
+TEST(PreRaftDatabaseTest, GrowsIntoACluster) {
+  const char* writer = getenv("NATCD_CRASH_WRITER");
+  if (writer == nullptr) GTEST_SKIP() << "NATCD_CRASH_WRITER not set (make check-natcd sets it)";
+  NatsServer server;
+  ASSERT_TRUE(server.Start());
+  TempDir n1_dir, n2_dir;
+  {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const std::string db = n1_dir.path() + "/natcd.db";
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      execl(writer, writer, db.c_str(), "7", nullptr);
+      _exit(127);
+    }
+    close(fds[1]);
+    FILE* out = fdopen(fds[0], "r");
+    char line[128];
+    int acks = 0;
+    while (acks < 3 && fgets(line, sizeof line, out) != nullptr) {
+      if (strncmp(line, "acked ", 6) == 0) ++acks;
+    }
+    kill(pid, SIGKILL);
+    fclose(out);
+    waitpid(pid, nullptr, 0);
+    ASSERT_EQ(acks, 3) << "crash_writer wrote nothing";
+  }
+  const std::vector<std::string> timing = {
+      "--heartbeat-interval", "50",  "--election-timeout", std::to_string(kElectionTimeoutMs),
+      "--log-level",          "warn"};
+  std::vector<std::string> n1_args = {"--name", "n1"};
+  n1_args.insert(n1_args.end(), timing.begin(), timing.end());
+  NatcdProcess n1(server.url(), n1_dir.path(), n1_args);
+  ASSERT_TRUE(n1.Start());
+  WireClient client(server.url());
+  ASSERT_TRUE(client.connected());
+  auto pair = client.Range("pair/a");
+  ASSERT_TRUE(pair);
+  ASSERT_EQ(pair->n_kvs, 1u) << "the old data is not served";
+  const int64_t revision = pair->header->revision;
+  ASSERT_TRUE(client.Put("after/raft", "v"));
+
+  Natcd__V1__MemberAddRequest add;
+  natcd__v1__member_add_request__init(&add);
+  add.name = const_cast<char*>("n2");
+  add.islearner = true;
+  auto added = CallOk<Natcd__V1__MemberAddResponse>(&client, "cluster.member.add", &add.base,
+                                                    &natcd__v1__member_add_response__descriptor);
+  ASSERT_TRUE(added && added->member);
+  std::vector<std::string> n2_args = {"--name", "n2", "--initial-cluster-state", "existing"};
+  n2_args.insert(n2_args.end(), timing.begin(), timing.end());
+  NatcdProcess n2(server.url(), n2_dir.path(), n2_args);
+  ASSERT_TRUE(n2.Start());
+  Natcd__V1__MemberPromoteRequest promote;
+  natcd__v1__member_promote_request__init(&promote);
+  promote.id = added->member->id;
+  ASSERT_TRUE(WaitFor([&] { return client.Call("cluster.member.promote", &promote.base).ok(); },
+                      15'000, 100))
+      << "n2 never caught up:\n"
+      << n2.Log();
+  EXPECT_NE(n2.Log().find("installed the leader's snapshot"), std::string::npos) << n2.Log();
+  // n2 can lead, and holds the old data itself: serializable reads (each
+  // member answers from its own state, the queue group picks one at
+  // random) all see it.
+  Natcd__V1__MoveLeaderRequest move;
+  natcd__v1__move_leader_request__init(&move);
+  move.targetid = added->member->id;
+  ASSERT_TRUE(
+      WaitFor([&] { return client.Call("maint.moveleader", &move.base).ok(); }, 10'000, 100));
+  ASSERT_TRUE(PutReply(&client, "with/n2/leading", "v").ok());
+  Natcd__V1__RangeRequest range;
+  natcd__v1__range_request__init(&range);
+  const std::string key = "pair/a";
+  range.key = Bytes(key);
+  range.serializable = true;
+  std::string body(protobuf_c_message_get_packed_size(&range.base), '\0');
+  protobuf_c_message_pack(&range.base, reinterpret_cast<uint8_t*>(body.data()));
+  for (int i = 0; i < 20; i++) {
+    WireReply reply = client.Raw(client.Subject("kv.range"), body);
+    ASSERT_TRUE(reply.ok()) << reply.code << " " << reply.error;
+    auto r =
+        WireClient::Decode<Natcd__V1__RangeResponse>(&natcd__v1__range_response__descriptor, reply);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->n_kvs, 1u) << "a member lacks the data written before Raft";
+    EXPECT_GE(r->header->revision, revision);
+  }
 }
 
 }  // namespace
