@@ -1770,6 +1770,11 @@ void Node::Impl::BecameLeader(bool now_leader) {
     // it has decided and published anything.
     if (std::max(replicated_published, published_marker.load()) < 0) {
       RecordPublished(promoted_revision);
+      // Nothing was ever written here either: nothing to wait for, publish
+      // from the first write on. (Waiting a heartbeat let a quick first
+      // leader hand over before it had published anything, and its
+      // successor, killed in turn, left all of it to a third.)
+      if (promoted_revision == 0) publish_cursor = 0;
     }
   } else {
     engine->DemoteLeases();
