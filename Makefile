@@ -50,7 +50,8 @@ CORE_SRCS := $(shell find core -name '*.cc' | sort)
 CORE_OBJS := $(CORE_SRCS:%.cc=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/lib/libnatcd_core.a
 
-CORE_TEST_SRCS := $(shell find tests/core -name '*.cc' | sort) tests/test_main.cc
+CORE_TEST_SRCS := $(shell find tests/core -name '*.cc' | sort) tests/support/crash_writer_child.cc \
+  tests/test_main.cc
 CORE_TEST_OBJS := $(CORE_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 CORE_TESTS := $(BUILD)/bin/core_tests
 

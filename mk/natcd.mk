@@ -41,7 +41,8 @@ $(NATCD_BIN): $(NATCD_OBJS) $(SERVER_LIBS)
 
 NATCD_TEST_SRCS := $(sort $(wildcard tests/natcd/*_test.cc)) tests/support/nats_server.cc \
   tests/support/tcp_proxy.cc \
-  tests/support/natcd_process.cc tests/support/wire_client.cc tests/test_main.cc
+  tests/support/natcd_process.cc tests/support/wire_client.cc tests/support/crash_writer_child.cc \
+  tests/test_main.cc
 NATCD_TEST_OBJS := $(NATCD_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATCD_TESTS := $(BUILD)/bin/natcd_tests
 

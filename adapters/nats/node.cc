@@ -723,7 +723,7 @@ void Node::Impl::ReceiveForwardReply(natsMsg* msg) {
   // summed over the members is what the clients sent.
   const char* error = nullptr;
   std::string error_text;
-  if (natsMsgHeader_Get(msg, "Nats-Service-Error", &error) == NATS_OK && error != nullptr) {
+  if (natsMsgHeader_Get(msg, kServiceErrorHeader, &error) == NATS_OK && error != nullptr) {
     error_text = error;
   }
   forward.work->endpoint->Record(NowNs() - forward.work->received_ns,

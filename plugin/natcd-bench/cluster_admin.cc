@@ -5,15 +5,10 @@
 
 #include "adapters/nats/natcd.pb-c.h"
 #include "plugin/natcd-bench/clock.h"
+#include "plugin/natcd-bench/proto_pack.h"
 
 namespace natcd::bench {
 namespace {
-
-std::string Pack(const ProtobufCMessage* m) {
-  std::string out(protobuf_c_message_get_packed_size(m), '\0');
-  protobuf_c_message_pack(m, reinterpret_cast<uint8_t*>(out.data()));
-  return out;
-}
 
 const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 

@@ -5,15 +5,10 @@
 
 #include "adapters/nats/natcd.pb-c.h"
 #include "plugin/natcd-bench/clock.h"
+#include "plugin/natcd-bench/proto_pack.h"
 
 namespace natcd::bench {
 namespace {
-
-std::string Pack(const ProtobufCMessage* m) {
-  std::string out(protobuf_c_message_get_packed_size(m), '\0');
-  protobuf_c_message_pack(m, reinterpret_cast<uint8_t*>(out.data()));
-  return out;
-}
 
 ProtobufCBinaryData View(const std::string& s) {
   return {s.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(s.data()))};

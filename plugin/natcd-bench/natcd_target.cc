@@ -4,6 +4,7 @@
 
 #include "adapters/nats/natcd.pb-c.h"
 #include "plugin/natcd-bench/etcd_messages.h"
+#include "plugin/natcd-bench/proto_pack.h"
 
 namespace natcd::bench {
 namespace {
@@ -22,12 +23,6 @@ const char* SubjectSuffix(Call call) {
       return ".lease.keepalive";
   }
   return "";
-}
-
-std::string Pack(const ProtobufCMessage* m) {
-  std::string out(protobuf_c_message_get_packed_size(m), '\0');
-  protobuf_c_message_pack(m, reinterpret_cast<uint8_t*>(out.data()));
-  return out;
 }
 
 }  // namespace

@@ -4,33 +4,19 @@
 // `catch-up` loads a cluster, adds a learner and reports its promotion;
 // --members refuses systems that would not run as a cluster.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "natcd-bench/bench_test_support.h"
 #include "plugin/natcd-bench/process.h"
 
 namespace natcd::bench {
 namespace {
 
-std::string Env(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
-
 std::string Bench() { return Env("NATCD_BENCH_BIN", "build/bin/natcd-bench"); }
 std::string Natcd() { return Env("NATCD_BIN", "build/bin/natcd"); }
-
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  while (fgets(buf, sizeof buf, p) != nullptr) *output += buf;
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 TEST(ClusterBenchTest, QuickPutsAgainstThreeMembers) {
   const std::string dir = MakeTempDir("natcd-bench-cluster", "");

@@ -3,31 +3,17 @@
 // failed request, an unanswered one or a lost event (--strict), and the
 // report has natcd's figures.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "natcd-bench/bench_test_support.h"
 #include "plugin/natcd-bench/deployment.h"
 #include "plugin/natcd-bench/process.h"
 
 namespace natcd::bench {
 namespace {
-
-std::string Env(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
-
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  while (fgets(buf, sizeof buf, p) != nullptr) *output += buf;
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 TEST(SmokeTest, QuickRunAgainstNatcd) {
   const std::string bench = Env("NATCD_BENCH_BIN", "build/bin/natcd-bench");

@@ -16,16 +16,12 @@
 #include "plugin/natcd-bench/process.h"
 #include "plugin/natcd-bench/runner.h"
 #ifdef NATCD_BENCH_ETCD
+#include "natcd-bench/bench_test_support.h"
 #include "plugin/natcd-bench/etcd_target.h"
 #endif
 
 namespace natcd::bench {
 namespace {
-
-std::string Env(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
 
 class TargetTest : public ::testing::TestWithParam<std::string> {
  protected:

@@ -5,12 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -18,6 +15,7 @@
 
 #include "adapters/nats/natcd_client.h"
 #include "natcd/natcd_helpers.h"
+#include "support/crash_writer_child.h"
 #include "support/natcd_process.h"
 #include "support/nats_server.h"
 #include "support/tcp_proxy.h"
@@ -59,6 +57,16 @@ class LeaseKeeper {
   std::thread thread_;
 };
 
+// natcdctl member add <name> --learner.
+Unpacked<Natcd__V1__MemberAddResponse> AddLearner(WireClient* client, const char* name) {
+  Natcd__V1__MemberAddRequest add;
+  natcd__v1__member_add_request__init(&add);
+  add.name = const_cast<char*>(name);
+  add.islearner = true;
+  return CallOk<Natcd__V1__MemberAddResponse>(client, "cluster.member.add", &add.base,
+                                              &natcd__v1__member_add_response__descriptor);
+}
+
 class ClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -70,9 +78,9 @@ class ClusterTest : public ::testing::Test {
                                        "--initial-cluster",
                                        "n1,n2,n3",
                                        "--heartbeat-interval",
-                                       "50",
+                                       std::to_string(HeartbeatIntervalMs()),
                                        "--election-timeout",
-                                       std::to_string(kElectionTimeoutMs),
+                                       std::to_string(ElectionTimeoutMs()),
                                        "--lease-ttl-min",
                                        "1",
                                        "--watch-heartbeat-ms",
@@ -88,6 +96,8 @@ class ClusterTest : public ::testing::Test {
     ASSERT_TRUE(WaitFor([&] { return Leader() != 0; }, 10'000)) << "no leader elected";
   }
   virtual std::vector<std::string> ExtraArgs() const { return {}; }
+  virtual int HeartbeatIntervalMs() const { return 50; }
+  virtual int ElectionTimeoutMs() const { return kElectionTimeoutMs; }
   void TearDown() override {
     if (!HasFailure()) return;
     for (auto& [name, m] : members_) std::cerr << "--- " << name << " log:\n" << m->Log() << "\n";
@@ -129,15 +139,6 @@ class ClusterTest : public ::testing::Test {
       out[list->members[i]->name] = list->members[i]->id;
     }
     return out;
-  }
-  // natcdctl member add <name> --learner.
-  auto AddLearner(const char* name) {
-    Natcd__V1__MemberAddRequest add;
-    natcd__v1__member_add_request__init(&add);
-    add.name = const_cast<char*>(name);
-    add.islearner = true;
-    return CallOk<Natcd__V1__MemberAddResponse>(client_.get(), "cluster.member.add", &add.base,
-                                                &natcd__v1__member_add_response__descriptor);
   }
   std::string LeaderName() {
     uint64_t leader = Leader();
@@ -468,6 +469,29 @@ TEST_F(ClusterTest, EventsContinueAcrossLeaderChangesWithoutAGap) {
 // A watch (natcd's C client) while every member is killed in turn, the
 // leader first: the client sees every event once, in order. A watch on a member
 // that died is re-created by the client from its last revision + 1.
+// A new cluster's first leader publishes P.ev.* from the first write on,
+// without first waiting a heartbeat for a predecessor's marker (there is
+// none): a leader that handed over before that wait ended had published
+// nothing. With a 1 s heartbeat, the first event comes well within it.
+class SlowHeartbeatClusterTest : public ClusterTest {
+ protected:
+  int HeartbeatIntervalMs() const override { return 1'000; }
+  int ElectionTimeoutMs() const override { return 2'000; }
+};
+
+TEST_F(SlowHeartbeatClusterTest, TheFirstLeaderPublishesTheFirstWriteAtOnce) {
+  Sub events(client_->nc(), "natcd.ev.first.>");
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(PutAcked("/first/k", "v"));
+  std::optional<Received> event = events.Next(3'000);
+  ASSERT_TRUE(event) << "no event for the first write";
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  EXPECT_EQ(event->Header("Natcd-Revision"), "1");
+  EXPECT_LT(waited, 500) << "the first leader held its first event back";
+}
+
 TEST_F(ClusterTest, AWatchAcrossFailoversMissesNothing) {
   natcdClientOptions client_options;
   natcdClientOptions_Init(&client_options);
@@ -574,7 +598,7 @@ TEST_F(ClusterTest, MembersAreAddedAsLearnersPromotedAndRemoved) {
   for (int i = 0; i < 20; i++) ASSERT_TRUE(PutAcked("/m/k" + std::to_string(i), "v"));
   // Add n4 as a learner, then start it: it joins (never founds a cluster
   // of its own) and gets the whole log from the leader.
-  auto added = AddLearner("n4");
+  auto added = AddLearner(client_.get(), "n4");
   ASSERT_TRUE(added);
   ASSERT_TRUE(added->member);
   EXPECT_STREQ(added->member->name, "n4");
@@ -682,7 +706,7 @@ TEST_F(SnapshotClusterTest, AMemberBehindTheKeptLogCatchesUpFromTheLeadersDataba
 // brings the change.
 TEST_F(SnapshotClusterTest, AMemberAddedAfterCompactionStartsFromTheLeadersDatabase) {
   for (int i = 0; i < 100; i++) ASSERT_TRUE(PutAcked("/j/k" + std::to_string(i), "v"));
-  auto added = AddLearner("n4");
+  auto added = AddLearner(client_.get(), "n4");
   ASSERT_TRUE(added);
   ASSERT_TRUE(added->member);
   dirs_["n4"] = std::make_unique<TempDir>();
@@ -743,30 +767,9 @@ TEST(PreRaftDatabaseTest, GrowsIntoACluster) {
   NatsServer server;
   ASSERT_TRUE(server.Start());
   TempDir n1_dir, n2_dir;
-  {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    const std::string db = n1_dir.path() + "/natcd.db";
-    pid_t pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      execl(writer, writer, db.c_str(), "7", nullptr);
-      _exit(127);
-    }
-    close(fds[1]);
-    FILE* out = fdopen(fds[0], "r");
-    char line[128];
-    int acks = 0;
-    while (acks < 3 && fgets(line, sizeof line, out) != nullptr) {
-      if (strncmp(line, "acked ", 6) == 0) ++acks;
-    }
-    kill(pid, SIGKILL);
-    fclose(out);
-    waitpid(pid, nullptr, 0);
-    ASSERT_EQ(acks, 3) << "crash_writer wrote nothing";
-  }
+  const CrashWriterAcked acked =
+      RunCrashWriterAndKill(writer, n1_dir.path() + "/natcd.db", 7, /*min_acks=*/3);
+  ASSERT_GT(acked.count, 0) << "crash_writer wrote nothing";
   const std::vector<std::string> timing = {
       "--heartbeat-interval", "50",  "--election-timeout", std::to_string(kElectionTimeoutMs),
       "--log-level",          "warn"};
@@ -782,12 +785,7 @@ TEST(PreRaftDatabaseTest, GrowsIntoACluster) {
   const int64_t revision = pair->header->revision;
   ASSERT_TRUE(client.Put("after/raft", "v"));
 
-  Natcd__V1__MemberAddRequest add;
-  natcd__v1__member_add_request__init(&add);
-  add.name = const_cast<char*>("n2");
-  add.islearner = true;
-  auto added = CallOk<Natcd__V1__MemberAddResponse>(&client, "cluster.member.add", &add.base,
-                                                    &natcd__v1__member_add_response__descriptor);
+  auto added = AddLearner(&client, "n2");
   ASSERT_TRUE(added && added->member);
   std::vector<std::string> n2_args = {"--name", "n2", "--initial-cluster-state", "existing"};
   n2_args.insert(n2_args.end(), timing.begin(), timing.end());
