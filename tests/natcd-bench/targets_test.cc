@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "natcd-bench/bench_test_support.h"
 #include "plugin/natcd-bench/deployment.h"
 #include "plugin/natcd-bench/jetstream_target.h"
 #include "plugin/natcd-bench/load.h"
@@ -16,7 +17,6 @@
 #include "plugin/natcd-bench/process.h"
 #include "plugin/natcd-bench/runner.h"
 #ifdef NATCD_BENCH_ETCD
-#include "natcd-bench/bench_test_support.h"
 #include "plugin/natcd-bench/etcd_target.h"
 #endif
 
