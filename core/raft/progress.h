@@ -45,6 +45,8 @@ struct Progress {
   // kProbe: an append is out; wait for its answer (or a heartbeat's).
   bool probe_sent = false;
   bool is_learner = false;
+  // The highest commit index sent to it (in an append or a heartbeat).
+  uint64_t sent_commit = 0;
   Inflights inflights;
 
   void BecomeProbe();

@@ -526,7 +526,11 @@ Status Raft::StepLeader(Message& m) {
       }
       if (MaybeCommit()) {
         ReleasePendingReadIndexMessages();
-        BroadcastAppend();
+        // Told with the next Ready, not now: the acknowledgements of one
+        // batch arrive together, and the appends proposed meanwhile carry
+        // the new commit index anyway (one message per follower, not one
+        // per acknowledgement and another for the next entries).
+        commit_to_broadcast_ = true;
       } else if (was_paused) {
         SendAppend(m.from);
       }
@@ -784,6 +788,7 @@ bool Raft::MaybeSendAppend(NodeId to, bool send_if_empty) {
     m.log_term = term.value();
     m.entries = std::move(entries.value());
     m.commit = log_.committed();
+    pr.sent_commit = std::max(pr.sent_commit, m.commit);
     if (!m.entries.empty()) {
       uint64_t last = m.entries.back().index;
       switch (pr.state) {
@@ -810,6 +815,7 @@ void Raft::SendHeartbeat(NodeId to, const std::string& ctx) {
   m.type = MessageType::kHeartbeat;
   m.to = to;
   m.commit = std::min(progress_.at(to).match, log_.committed());
+  progress_.at(to).sent_commit = std::max(progress_.at(to).sent_commit, m.commit);
   m.context = ctx;
   Send(std::move(m));
 }
@@ -824,6 +830,14 @@ void Raft::SendTimeoutNow(NodeId to) {
 void Raft::BroadcastAppend() {
   for (auto& [id, pr] : progress_) {
     if (id != id_) SendAppend(id);
+  }
+}
+
+void Raft::BroadcastCommit() {
+  commit_to_broadcast_ = false;
+  if (role_ != Role::kLeader) return;
+  for (auto& [id, pr] : progress_) {
+    if (id != id_ && pr.sent_commit < log_.committed()) SendAppend(id);
   }
 }
 
@@ -975,10 +989,11 @@ bool Raft::HasReady() const {
   if (!hs.empty() && hs != prev_hard_state_) return true;
   if (log_.UnstableSnapshot()) return true;
   return !msgs_.empty() || !log_.UnstableEntries().empty() || log_.HasNextCommittedEntries() ||
-         !read_states_.empty();
+         !read_states_.empty() || commit_to_broadcast_;
 }
 
 Ready Raft::GetReady() {
+  if (commit_to_broadcast_) BroadcastCommit();
   Ready rd;
   SoftState ss = soft_state();
   if (ss != prev_soft_state_) {

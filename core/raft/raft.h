@@ -167,6 +167,9 @@ class Raft {
   void SendHeartbeat(NodeId to, const std::string& ctx);
   void SendTimeoutNow(NodeId to);
   void BroadcastAppend();
+  // Appends (empty if need be) to every follower not yet told the current
+  // commit index.
+  void BroadcastCommit();
   void BroadcastHeartbeat();
   void BroadcastHeartbeatWithCtx(const std::string& ctx);
   bool AppendEntries(std::vector<Entry> entries);
@@ -196,6 +199,8 @@ class Raft {
   std::vector<ReadState> read_states_;
   NodeId lead_ = kNoNode;
   NodeId lead_transferee_ = kNoNode;
+  // A commit index moved and not every follower has been told (GetReady).
+  bool commit_to_broadcast_ = false;
   // The index of the latest conf change the leader appended; another may
   // only be proposed once it is applied.
   uint64_t pending_conf_index_ = 0;
