@@ -734,10 +734,11 @@ bool Raft::Restore(Snapshot snapshot) {
   bool member = std::count(cs.voters.begin(), cs.voters.end(), id_) > 0 ||
                 std::count(cs.learners.begin(), cs.learners.end(), id_) > 0;
   // A snapshot that does not name this member belongs to some other
-  // configuration, except for a new member (no configuration yet): the
-  // leader's latest snapshot may predate the change that added it, which
-  // then follows in the log.
-  if (!member && !progress_.empty()) return false;
+  // configuration, except for a member that has not yet seen its own
+  // addition (no configuration, or only one from an earlier snapshot
+  // without it): the leader's latest snapshot may predate the change that
+  // added it, which then follows in the log.
+  if (!member && progress_.count(id_) > 0) return false;
   if (log_.MatchTerm(snapshot.meta.index, snapshot.meta.term)) {
     // The log already has it: just move the commit index.
     log_.CommitTo(snapshot.meta.index);

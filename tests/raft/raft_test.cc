@@ -353,6 +353,44 @@ TEST(Raft, LearnerReplicatesButDoesNotVoteUntilPromoted) {
   EXPECT_TRUE(net.raft(4).conf_state().learners.empty());
 }
 
+// A new member may get the leader's snapshot from before the change that
+// added it more than once (a new leader, a snapshot taken meanwhile): each
+// is installed, or it would refuse them forever. A member its own
+// configuration names refuses a snapshot without it.
+TEST(Raft, ANewMemberInstallsSnapshotsThatPredateItsAddition) {
+  MemoryStorage storage;
+  Config cfg;
+  cfg.id = 4;
+  cfg.storage = &storage;
+  auto created = Raft::Create(cfg);
+  ASSERT_TRUE(created.ok());
+  Raft& raft = *created.value();
+  // Delivers a snapshot from leader 1; returns the index it acknowledges.
+  auto deliver = [&](uint64_t index, std::vector<NodeId> voters) {
+    Message m;
+    m.type = MessageType::kSnap;
+    m.from = 1;
+    m.to = 4;
+    m.term = 2;
+    m.snapshot.meta = SnapshotMeta{index, 2, ConfState{voters, {}}};
+    EXPECT_TRUE(raft.Step(std::move(m)).ok());
+    Ready rd = raft.GetReady();
+    if (!rd.snapshot.empty()) {
+      EXPECT_TRUE(storage.ApplySnapshot(rd.snapshot).ok());
+    }
+    uint64_t acknowledged = 0;
+    for (const Message& out : rd.messages) {
+      if (out.type == MessageType::kAppResp) acknowledged = out.index;
+    }
+    raft.Advance(rd);
+    return acknowledged;
+  };
+  EXPECT_EQ(deliver(10, {1, 2, 3}), 10u);
+  EXPECT_EQ(deliver(20, {1, 2, 3}), 20u) << "still not named by its own configuration";
+  EXPECT_EQ(deliver(30, {1, 2, 3, 4}), 30u);
+  EXPECT_EQ(deliver(40, {1, 2, 3}), 30u) << "named now: a snapshot without it is refused";
+}
+
 TEST(Raft, OneMembershipChangeAtATime) {
   TestNetwork net(3);
   net.Campaign(1);
