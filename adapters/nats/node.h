@@ -40,7 +40,7 @@ struct NodeOptions {
   size_t request_bytes_max = 1'572'864;  // etcd's --max-request-bytes
   // Subscriptions the leader holds on each write and keepalive subject where
   // a follower holds one: NATS then hands it most writes directly.
-  int leader_request_weight = 16;
+  int leader_request_weight = 48;
   int64_t request_id_window_ms = 120'000;  // how long a Natcd-Request-Id is remembered
 
   // Watches over NATS (see docs/PROTOCOL.md "Watch delivery").

@@ -54,7 +54,7 @@ struct Settings {
   int64_t heartbeat_interval_ms = 100;
   int64_t election_timeout_ms = 1'000;
   int64_t snapshot_count = 10'000;
-  int64_t leader_request_weight = 16;
+  int64_t leader_request_weight = 48;
   std::string auto_compaction_mode = "off";
   int64_t auto_compaction_retention = 0;
   std::string log_level = "info";
