@@ -467,9 +467,6 @@ TEST_F(ClusterTest, EventsContinueAcrossLeaderChangesWithoutAGap) {
             << duplicated << " published twice" << std::endl;
 }
 
-// A watch (natcd's C client) while every member is killed in turn, the
-// leader first: the client sees every event once, in order. A watch on a member
-// that died is re-created by the client from its last revision + 1.
 // A new cluster's first leader publishes P.ev.* from the first write on,
 // without first waiting a heartbeat for a predecessor's marker (there is
 // none): a leader that handed over before that wait ended had published
@@ -493,6 +490,9 @@ TEST_F(SlowHeartbeatClusterTest, TheFirstLeaderPublishesTheFirstWriteAtOnce) {
   EXPECT_LT(waited, 500) << "the first leader held its first event back";
 }
 
+// A watch (natcd's C client) while every member is killed in turn, the
+// leader first: the client sees every event once, in order. A watch on a member
+// that died is re-created by the client from its last revision + 1.
 TEST_F(ClusterTest, AWatchAcrossFailoversMissesNothing) {
   natcdClientOptions client_options;
   natcdClientOptions_Init(&client_options);
@@ -752,12 +752,6 @@ TEST_F(SnapshotClusterTest, AMemberAddedAfterCompactionStartsFromTheLeadersDatab
   EXPECT_EQ(all->count, 101);
 }
 
-}  // namespace
-}  // namespace natcd::testing
-
-namespace natcd::testing {
-namespace {
-
 // A database written by natcd before it had Raft (the engine alone:
 // crash_writer, killed after a few commits) grows into a cluster: its
 // member, started on it, leads a cluster of one; a member added later gets
@@ -814,10 +808,8 @@ TEST(PreRaftDatabaseTest, GrowsIntoACluster) {
   const std::string key = "pair/a";
   range.key = Bytes(key);
   range.serializable = true;
-  std::string body(protobuf_c_message_get_packed_size(&range.base), '\0');
-  protobuf_c_message_pack(&range.base, reinterpret_cast<uint8_t*>(body.data()));
   for (int i = 0; i < 20; i++) {
-    WireReply reply = client.Raw(client.Subject("kv.range"), body);
+    WireReply reply = client.Call("kv.range", &range.base);
     ASSERT_TRUE(reply.ok()) << reply.code << " " << reply.error;
     auto r =
         WireClient::Decode<Natcd__V1__RangeResponse>(&natcd__v1__range_response__descriptor, reply);

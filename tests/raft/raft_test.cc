@@ -85,40 +85,27 @@ TEST(Raft, ACommitReachesEachFollowerInOneAppend) {
   TestNetwork net(3);
   net.Campaign(1);
   net.Settle();
-  // Persists a member's Ready as the application would; returns what it sends.
-  auto ready = [&](NodeId id) {
-    testing::TestMember& m = net[id];
-    Ready rd = m.raft->GetReady();
-    EXPECT_TRUE(m.storage.Append(rd.entries).ok());
-    if (rd.hard_state) m.storage.SetHardState(*rd.hard_state);
-    for (const Entry& e : rd.committed_entries) {
-      if (!e.data.empty()) m.applied.push_back(e);
-    }
-    std::vector<Message> sent = std::move(rd.messages);
-    m.raft->Advance(rd);
-    return sent;
-  };
   // Delivers the leader's appends; returns the followers' acknowledgements.
   auto replicate = [&](std::vector<Message> appends) {
     std::vector<Message> acks;
     for (Message& m : appends) {
       const NodeId to = m.to;
       EXPECT_TRUE(net.raft(to).Step(std::move(m)).ok());
-      for (Message& ack : ready(to)) acks.push_back(std::move(ack));
+      for (Message& ack : net.TakeReady(to)) acks.push_back(std::move(ack));
     }
     return acks;
   };
 
   ASSERT_TRUE(net.raft(1).Propose("a").ok());
   const uint64_t a = net.raft(1).last_index();
-  std::vector<Message> acks = replicate(ready(1));
+  std::vector<Message> acks = replicate(net.TakeReady(1));
   ASSERT_EQ(acks.size(), 2u);
   for (Message& ack : acks) ASSERT_TRUE(net.raft(1).Step(std::move(ack)).ok());
   EXPECT_EQ(net.raft(1).committed(), a);
 
   ASSERT_TRUE(net.raft(1).Propose("b").ok());
   const uint64_t b = net.raft(1).last_index();
-  std::vector<Message> appends = ready(1);
+  std::vector<Message> appends = net.TakeReady(1);
   ASSERT_EQ(appends.size(), 2u) << "one append per follower, with b and a's commit";
   for (const Message& m : appends) {
     EXPECT_EQ(m.type, MessageType::kApp);
@@ -130,7 +117,7 @@ TEST(Raft, ACommitReachesEachFollowerInOneAppend) {
   acks = replicate(std::move(appends));
   for (Message& ack : acks) ASSERT_TRUE(net.raft(1).Step(std::move(ack)).ok());
   EXPECT_EQ(net.raft(1).committed(), b);
-  appends = ready(1);
+  appends = net.TakeReady(1);
   ASSERT_EQ(appends.size(), 2u) << "nothing new to send: the commit index alone, once";
   for (const Message& m : appends) {
     EXPECT_EQ(m.type, MessageType::kApp);
@@ -139,7 +126,7 @@ TEST(Raft, ACommitReachesEachFollowerInOneAppend) {
   }
   acks = replicate(std::move(appends));
   for (Message& ack : acks) ASSERT_TRUE(net.raft(1).Step(std::move(ack)).ok());
-  EXPECT_TRUE(ready(1).empty()) << "every follower knows the commit index";
+  EXPECT_TRUE(net.TakeReady(1).empty()) << "every follower knows the commit index";
   net.Settle();
   for (NodeId id : {1, 2, 3}) EXPECT_EQ(AppliedData(net[id]), (std::vector<std::string>{"a", "b"}));
 }

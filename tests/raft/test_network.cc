@@ -36,15 +36,20 @@ void TestNetwork::Start(NodeId id) {
 }
 
 bool TestNetwork::ProcessReady(NodeId id) {
-  TestMember& m = *members_[id];
-  if (down_.count(id) || !m.raft->HasReady()) return false;
+  if (down_.count(id) || !members_[id]->raft->HasReady()) return false;
+  for (Message& msg : TakeReady(id)) queue_.push_back(std::move(msg));
+  return true;
+}
+
+std::vector<Message> TestNetwork::TakeReady(NodeId id) {
+  TestMember& m = *members_.at(id);
+  if (!m.raft->HasReady()) return {};
   Ready rd = m.raft->GetReady();
   if (!rd.snapshot.empty()) {
     EXPECT_TRUE(m.storage.ApplySnapshot(rd.snapshot).ok());
   }
   EXPECT_TRUE(m.storage.Append(rd.entries).ok());
   if (rd.hard_state) m.storage.SetHardState(*rd.hard_state);
-  for (Message& msg : rd.messages) queue_.push_back(std::move(msg));
   for (const ReadState& rs : rd.read_states) m.reads.push_back(rs);
   for (const Entry& e : rd.committed_entries) {
     if (e.type == EntryType::kConfChange) {
@@ -55,8 +60,9 @@ bool TestNetwork::ProcessReady(NodeId id) {
       m.applied.push_back(e);
     }
   }
+  std::vector<Message> sent = std::move(rd.messages);
   m.raft->Advance(rd);
-  return true;
+  return sent;
 }
 
 void TestNetwork::Settle() {

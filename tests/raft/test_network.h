@@ -44,6 +44,10 @@ class TestNetwork {
   // brings it back from its storage.
   void Crash(NodeId id);
   void Restart(NodeId id);
+  // Runs id's Ready once as Settle does (persist, apply, advance) and
+  // returns the messages it sends, undelivered: for tests that deliver by
+  // hand. Empty when it has no Ready.
+  std::vector<Message> TakeReady(NodeId id);
   // Messages sent so far of a given type (for assertions).
   size_t Sent(MessageType type) const;
   // Drops every message of type (until AllowAll).
