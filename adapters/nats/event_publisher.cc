@@ -1,11 +1,22 @@
 #include "adapters/nats/event_publisher.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <string>
 
 #include "adapters/nats/subject.h"
 
 namespace natcd::nats {
+namespace {
+
+std::string_view ToDecimal(int64_t value, std::array<char, 24>* buffer) {
+  const auto [end, ec] = std::to_chars(buffer->data(), buffer->data() + buffer->size(), value);
+  (void)ec;  // 24 bytes hold any int64_t
+  return std::string_view(buffer->data(), static_cast<size_t>(end - buffer->data()));
+}
+
+}  // namespace
 
 EventPublisher::EventPublisher(natsConnection* nc, std::string prefix, size_t events_pending_max)
     : nc_(nc), prefix_(std::move(prefix)), events_pending_max_(events_pending_max) {
@@ -85,6 +96,7 @@ void EventPublisher::Run() {
 void EventPublisher::Publish(const std::vector<Event>& events) {
   uint64_t published = 0;
   uint64_t dropped = 0;
+  std::array<char, 24> number;
   for (const Event& event : events) {
     const bool put = event.type == Event::Type::kPut;
     std::string subject = EventSubject(prefix_, event.kv.key);
@@ -94,19 +106,15 @@ void EventPublisher::Publish(const std::vector<Event>& events) {
       ++dropped;
       continue;
     }
+    headers_.Reset();
+    headers_.Add("Natcd-Op", put ? "PUT" : "DEL");
+    headers_.Add("Natcd-Revision", ToDecimal(event.kv.mod_revision, &number));
+    headers_.Add("Natcd-Create-Revision", ToDecimal(event.kv.create_revision, &number));
+    headers_.Add("Natcd-Version", ToDecimal(event.kv.version, &number));
+    if (event.kv.lease != 0) headers_.Add("Natcd-Lease", LeaseIdHex(event.kv.lease));
+    headers_.Add("Natcd-Key", KeyToHeaderValue(event.kv.key));
     natsMsg* msg = nullptr;
-    natsStatus s =
-        natsMsg_Create(&msg, subject.c_str(), nullptr, put ? event.kv.value.data() : nullptr,
-                       put ? static_cast<int>(event.kv.value.size()) : 0);
-    auto set = [&](const char* name, const std::string& value) {
-      if (s == NATS_OK) s = natsMsgHeader_Set(msg, name, value.c_str());
-    };
-    set("Natcd-Op", put ? "PUT" : "DEL");
-    set("Natcd-Revision", std::to_string(event.kv.mod_revision));
-    set("Natcd-Create-Revision", std::to_string(event.kv.create_revision));
-    set("Natcd-Version", std::to_string(event.kv.version));
-    if (event.kv.lease != 0) set("Natcd-Lease", LeaseIdHex(event.kv.lease));
-    set("Natcd-Key", KeyToHeaderValue(event.kv.key));
+    natsStatus s = headers_.Build(&msg, subject, put ? std::string_view(event.kv.value) : "");
     if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
     natsMsg_Destroy(msg);
     if (s == NATS_OK) {

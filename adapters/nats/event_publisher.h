@@ -3,8 +3,9 @@
 // subjects"). Best-effort, like any core NATS publish.
 //
 // Publishing runs on a thread of its own, fed in commit order by the engine
-// thread: building a NATS message with six headers costs more than applying
-// the write it describes, and it must not delay the replies. The queue is
+// thread: building and sending a message with six headers costs about as much
+// as applying the write it describes (less since the headers are encoded
+// here: header_msg.h), and it must not delay the replies. The queue is
 // bounded: past events_pending_max the oldest batches are dropped (and
 // counted), which a subscriber sees as missed events, as with any slow core
 // NATS subscription.
@@ -32,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "adapters/nats/header_msg.h"
 #include "natcd/types.h"
 
 namespace natcd::nats {
@@ -75,6 +77,7 @@ class EventPublisher {
   bool busy_ = false;           // guarded by mu_: a batch is being published
   bool stopping_ = false;       // guarded by mu_
   std::string marker_subject_;  // guarded by mu_
+  HeaderMsgBuilder headers_;    // publisher thread
   int64_t last_revision_ = 0;   // publisher thread: the last revision handed to nc_
   std::atomic<int64_t> published_revision_{0};
   uint64_t published_ = 0;  // guarded by mu_
