@@ -6,7 +6,8 @@
 #   $(BUILD)/bin/natcd_tests       integration tests against a real nats-server + natcd
 
 NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.cc \
-  adapters/nats/service_error.cc adapters/nats/discovery.cc adapters/nats/event_publisher.cc adapters/nats/header_msg.cc \
+  adapters/nats/service_error.cc adapters/nats/discovery.cc adapters/nats/event_publisher.cc \
+  adapters/nats/header_msg.cc adapters/nats/proposed_commands.cc \
   adapters/nats/watch_streams.cc adapters/nats/raft_codec.cc adapters/nats/raft_transport.cc \
   adapters/nats/snapshot_chunk.cc adapters/nats/snapshot_transfer.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)

@@ -18,6 +18,7 @@
 #include "adapters/nats/discovery.h"
 #include "adapters/nats/endpoint.h"
 #include "adapters/nats/event_publisher.h"
+#include "adapters/nats/proposed_commands.h"
 #include "adapters/nats/raft_codec.h"
 #include "adapters/nats/raft_transport.h"
 #include "adapters/nats/reply.h"
@@ -260,7 +261,10 @@ struct Node::Impl {
   // This turn's entries, proposed together (FlushProposals), and the
   // proposal numbers among them that a client waits for.
   std::vector<std::string> turn_entries;
+  std::vector<LogCommand> turn_commands;  // turn_entries, not encoded
   std::vector<uint64_t> turn_seqs;
+  // What this leader proposed, until applied (ApplyEntry).
+  ProposedCommands proposed_commands;
   // Requests for the leader while there is none, until their deadline.
   std::vector<std::unique_ptr<Work>> waiting_for_leader;
   uint64_t read_seq = 0;
@@ -983,10 +987,12 @@ void Node::Impl::HandleWrite(std::unique_ptr<Work> work, std::vector<PendingRepl
     replies->push_back(ErrorReply(std::move(work), bytes.status(), true));
     return;
   }
+  const uint64_t seq = command.origin_seq;
   turn_entries.push_back(std::move(bytes).value());
-  turn_seqs.push_back(command.origin_seq);
+  turn_commands.push_back(std::move(command));
+  turn_seqs.push_back(seq);
   int64_t deadline = options.engine.clock->MonotonicMs() + options.request_timeout_ms;
-  proposals.emplace(command.origin_seq, Proposal{std::move(work), deadline});
+  proposals.emplace(seq, Proposal{std::move(work), deadline});
 }
 
 // A write the leader proposes itself (lease expiry, checkpoints,
@@ -995,15 +1001,24 @@ void Node::Impl::Propose(const WriteRequest& request) {
   LogCommand command;
   command.request = request;
   Result<std::string> bytes = EncodeLogCommand(command);
-  if (bytes.ok()) turn_entries.push_back(std::move(bytes).value());
+  if (!bytes.ok()) return;
+  turn_entries.push_back(std::move(bytes).value());
+  turn_commands.push_back(std::move(command));
 }
 
 // Everything proposed this turn goes to Raft as one batch: one append
 // message per follower, not one per write.
 void Node::Impl::FlushProposals(std::vector<PendingReply>* replies) {
   if (turn_entries.empty()) return;
+  const uint64_t first_index = raft->last_index() + 1;
+  const uint64_t term = raft->term();
+  const size_t count = turn_entries.size();
   Status s = raft->ProposeBatch(std::move(turn_entries));
   turn_entries.clear();
+  if (s.ok() && raft->last_index() + 1 == first_index + count) {
+    proposed_commands.Add(first_index, term, std::move(turn_commands));
+  }
+  turn_commands.clear();
   if (!s.ok()) {
     recorded_published = -1;
     for (uint64_t seq : turn_seqs) {
@@ -1705,8 +1720,9 @@ void Node::Impl::ApplyEntry(const raft::Entry& entry, std::vector<PendingReply>*
   }
   if (entry.data.empty()) return;
   LogCommand command;
-  Status s = DecodeLogCommand(entry.data, &command);
-  if (!s.ok()) {
+  if (std::optional<LogCommand> proposed = proposed_commands.Take(entry.index, entry.term)) {
+    command = std::move(*proposed);
+  } else if (Status s = DecodeLogCommand(entry.data, &command); !s.ok()) {
     // Only natcd writes entries: this is a bug or a corrupt log. Skipping
     // keeps every member identical (they all skip it).
     fprintf(stderr, "natcd: log entry %llu does not decode: %s\n",
@@ -1779,6 +1795,7 @@ void Node::Impl::BecameLeader(bool now_leader) {
   } else {
     engine->DemoteLeases();
     AbandonSnapshots();
+    proposed_commands.Clear();
   }
   WeighLeadership(leader);
   leader_contact_ms = now;
@@ -2163,6 +2180,7 @@ void Node::Impl::RecordPublished(int64_t revision) {
   Result<std::string> bytes = EncodeLogCommand(command);
   if (!bytes.ok()) return;
   turn_entries.push_back(std::move(bytes).value());
+  turn_commands.push_back(std::move(command));
   recorded_published = revision;  // unless the batch is dropped (FlushProposals)
 }
 
