@@ -12,7 +12,12 @@
 // needs it.
 //
 // Persisted format (DO NOT CHANGE without a migration):
-//   raft_log(idx INTEGER PRIMARY KEY, term, type, data)
+//   raft_log_run(first_idx INTEGER PRIMARY KEY, last_idx, entries): the
+//     entries first_idx..last_idx, one run per Append, each entry as term
+//     (u64), type (u8), data size (u32), data, little-endian; a run may
+//     reach below the log start (compaction deletes whole runs only).
+//     Databases from before runs had raft_log(idx, term, type, data), an
+//     entry a row: Open rewrites it as runs and drops it.
 //   raft_state(name TEXT PRIMARY KEY, value BLOB):
 //     "hard_state" (term, vote, commit), "log_start" (index, term of the
 //     entry before the first one kept), "snapshot" (index, term, voters,
@@ -101,7 +106,9 @@ class SqliteRaftStorage final : public Storage {
   Status Init();
   Status Load();
   Status PutState(const char* name, const std::string& value);
-  Status DeleteLogFrom(uint64_t index);
+  Status MigrateEntryTable();
+  // Removes entries from `index` on (a run holding it is cut short).
+  Status TruncateLogFrom(uint64_t index);
   Status DeleteLogThrough(uint64_t index);
   Status SaveLogStart();
 
@@ -109,7 +116,10 @@ class SqliteRaftStorage final : public Storage {
   MemoryStorage mirror_;
   bool booted_over_existing_data_ = false;
   std::map<NodeId, std::string> member_names_;
-  sqlite3_stmt* insert_entry_ = nullptr;
+  std::string run_;  // Append's encoding buffer
+  sqlite3_stmt* insert_run_ = nullptr;
+  sqlite3_stmt* run_before_ = nullptr;
+  sqlite3_stmt* update_run_ = nullptr;
   sqlite3_stmt* delete_from_ = nullptr;
   sqlite3_stmt* delete_through_ = nullptr;
   sqlite3_stmt* put_state_ = nullptr;
