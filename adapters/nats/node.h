@@ -48,7 +48,7 @@ struct NodeOptions {
   size_t watch_message_events_max = 1'000;       // events per message (whole revisions)
   int64_t watch_heartbeat_ms = 5'000;            // idle watches get a progress message this often
   int64_t watch_ack_timeout_ms = 15'000;         // no ack for this long: the client is gone
-  int64_t watch_coalesce_ms = 10;                // busy watches: longest wait for an ack (0: off)
+  int64_t watch_coalesce_ms = 25;                // busy watches: longest wait for an ack (0: off)
   size_t watch_coalesce_ready_min = 8;           // ... in rounds with at least this many to serve
   int64_t watch_progress_interval_ms = 600'000;  // progress_notify watches (etcd: 10 min)
 

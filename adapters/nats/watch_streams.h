@@ -45,8 +45,12 @@ struct WatchStreamOptions {
   size_t window_messages = 64;
   size_t message_events_max = 1'000;
   // The longest a watch's events wait for an acknowledgement before they
-  // are sent anyway (window permitting); 0: no coalescing.
-  int64_t coalesce_ms = 10;
+  // are sent anyway (window permitting); 0: no coalescing. A healthy client
+  // on the same NATS acknowledges well within it; the bound matters when
+  // clients or the server are saturated: with 1,000 watchers (paced writer)
+  // 25 ms delivered 1.3-1.9x the events of 10 ms, with lower p99 lag (50 ms
+  // more still, but it is also what a client far away may wait).
+  int64_t coalesce_ms = 25;
   // Coalesce only in rounds with at least this many watches to serve.
   size_t coalesce_ready_min = 8;
   int64_t heartbeat_ms = 5'000;

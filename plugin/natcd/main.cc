@@ -44,7 +44,7 @@ struct Settings {
   int64_t watch_window = 64;
   int64_t watch_heartbeat_ms = 5'000;
   int64_t watch_ack_timeout_ms = 15'000;
-  int64_t watch_coalesce_ms = 10;
+  int64_t watch_coalesce_ms = 25;
   int64_t watch_coalesce_ready_min = 8;
   int64_t watch_progress_interval_ms = 600'000;
   int64_t watch_queue_events = 10'000;
