@@ -33,9 +33,6 @@ CREATE TABLE IF NOT EXISTS raft_log_run (
 CREATE TABLE IF NOT EXISTS raft_state (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 )sql";
 
-// Before runs: one row per entry. Read once, rewritten as runs, dropped.
-constexpr const char* kEntryTable = "raft_log";
-
 void PutU32(std::string* out, uint32_t v) {
   for (int i = 0; i < 4; i++) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
@@ -154,7 +151,6 @@ Status SqliteRaftStorage::Init() {
   int rc = sqlite3_exec(db, kSchema, nullptr, nullptr, &err);
   sqlite3_free(err);
   if (rc != SQLITE_OK) return SqliteStatus(db, rc, "create raft tables");
-  NATCD_RETURN_IF_ERROR(MigrateEntryTable());
   auto prepare = [db](const char* sql, sqlite3_stmt** stmt) {
     int rc = sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr);
     return rc == SQLITE_OK ? Status::OK() : SqliteStatus(db, rc, sql);
@@ -175,7 +171,7 @@ Status SqliteRaftStorage::Init() {
                                 &delete_through_));
   NATCD_RETURN_IF_ERROR(
       prepare("INSERT OR REPLACE INTO raft_state (name, value) VALUES (?, ?)", &put_state_));
-  return Status::OK();
+  return MigrateEntryTable();
 }
 
 Status SqliteRaftStorage::Load() {
@@ -364,72 +360,64 @@ Status SqliteRaftStorage::Append(const std::vector<Entry>& entries) {
   for (const Entry& e : entries) {
     if (e.index >= from) EncodeRunEntry(e, &run_);
   }
+  return InsertRun(from, entries.back().index, run_);
+}
+
+Status SqliteRaftStorage::InsertRun(uint64_t first, uint64_t last, const std::string& entries) {
   Reset reset(insert_run_);
-  sqlite3_bind_int64(insert_run_, 1, static_cast<int64_t>(from));
-  sqlite3_bind_int64(insert_run_, 2, static_cast<int64_t>(entries.back().index));
-  sqlite3_bind_blob64(insert_run_, 3, run_.data(), run_.size(), SQLITE_STATIC);
+  sqlite3_bind_int64(insert_run_, 1, static_cast<int64_t>(first));
+  sqlite3_bind_int64(insert_run_, 2, static_cast<int64_t>(last));
+  sqlite3_bind_blob64(insert_run_, 3, entries.data(), entries.size(), SQLITE_STATIC);
   int rc = sqlite3_step(insert_run_);
   return rc == SQLITE_DONE ? Status::OK()
                            : SqliteStatus(backend_->handle(), rc, "append raft entries");
 }
 
+// Before runs the log was a row per entry, in raft_log: read once,
+// rewritten as runs and dropped, in one transaction.
 Status SqliteRaftStorage::MigrateEntryTable() {
   sqlite3* db = backend_->handle();
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                              -1, &stmt, nullptr);
+  int rc = sqlite3_prepare_v2(
+      db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'raft_log'", -1, &stmt,
+      nullptr);
   if (rc != SQLITE_OK) return SqliteStatus(db, rc, "look for the raft entry table");
-  sqlite3_bind_text(stmt, 1, kEntryTable, -1, SQLITE_STATIC);
   rc = sqlite3_step(stmt);
   sqlite3_finalize(stmt);
   if (rc == SQLITE_DONE) return Status::OK();  // nothing to migrate
   if (rc != SQLITE_ROW) return SqliteStatus(db, rc, "look for the raft entry table");
 
   NATCD_RETURN_IF_ERROR(backend_->BeginBatch());
-  sqlite3_stmt* insert = nullptr;
-  rc = sqlite3_prepare_v2(
-      db, "INSERT OR REPLACE INTO raft_log_run (first_idx, last_idx, entries) VALUES (?, ?, ?)", -1,
-      &insert, nullptr);
-  if (rc == SQLITE_OK) {
-    rc = sqlite3_prepare_v2(db, "SELECT idx, term, type, data FROM raft_log ORDER BY idx", -1,
-                            &stmt, nullptr);
-  }
+  rc = sqlite3_prepare_v2(db, "SELECT idx, term, type, data FROM raft_log ORDER BY idx", -1, &stmt,
+                          nullptr);
+  Status s = rc == SQLITE_OK ? Status::OK() : SqliteStatus(db, rc, "read the raft entry table");
   // Consecutive entries become one run (a gap starts another: Load reports it).
+  constexpr size_t kRunBytesMax = 1 << 20;
   std::string run;
   uint64_t first = 0;
   uint64_t last = 0;
-  auto flush = [&]() {
-    if (run.empty()) return SQLITE_DONE;
-    sqlite3_reset(insert);
-    sqlite3_bind_int64(insert, 1, static_cast<int64_t>(first));
-    sqlite3_bind_int64(insert, 2, static_cast<int64_t>(last));
-    sqlite3_bind_blob64(insert, 3, run.data(), run.size(), SQLITE_STATIC);
-    int step = sqlite3_step(insert);
-    run.clear();
-    return step;
-  };
-  constexpr size_t kRunBytesMax = 1 << 20;
-  while (rc == SQLITE_OK) {
-    if ((rc = sqlite3_step(stmt)) != SQLITE_ROW) break;  // SQLITE_DONE: all read
+  while (s.ok() && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     Entry e;
     e.index = static_cast<uint64_t>(sqlite3_column_int64(stmt, 0));
     e.term = static_cast<uint64_t>(sqlite3_column_int64(stmt, 1));
     e.type = static_cast<EntryType>(sqlite3_column_int(stmt, 2));
     e.data = Column(stmt, 3);
     if (!run.empty() && (e.index != last + 1 || run.size() >= kRunBytesMax)) {
-      if ((rc = flush()) != SQLITE_DONE) break;
+      s = InsertRun(first, last, run);
+      run.clear();
     }
     if (run.empty()) first = e.index;
     last = e.index;
     EncodeRunEntry(e, &run);
-    rc = SQLITE_OK;
   }
-  if (rc == SQLITE_DONE) rc = flush();
+  if (s.ok() && rc != SQLITE_DONE) s = SqliteStatus(db, rc, "read the raft entry table");
   sqlite3_finalize(stmt);
-  sqlite3_finalize(insert);
-  if (rc == SQLITE_DONE) rc = sqlite3_exec(db, "DROP TABLE raft_log", nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK && rc != SQLITE_DONE) {
-    Status s = SqliteStatus(db, rc, "migrate the raft log to runs");
+  if (s.ok() && !run.empty()) s = InsertRun(first, last, run);
+  if (s.ok() &&
+      (rc = sqlite3_exec(db, "DROP TABLE raft_log", nullptr, nullptr, nullptr)) != SQLITE_OK) {
+    s = SqliteStatus(db, rc, "drop the raft entry table");
+  }
+  if (!s.ok()) {
     backend_->RollbackBatch();
     return s;
   }

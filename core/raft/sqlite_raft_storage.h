@@ -107,6 +107,7 @@ class SqliteRaftStorage final : public Storage {
   Status Load();
   Status PutState(const char* name, const std::string& value);
   Status MigrateEntryTable();
+  Status InsertRun(uint64_t first, uint64_t last, const std::string& entries);
   // Removes entries from `index` on (a run holding it is cut short).
   Status TruncateLogFrom(uint64_t index);
   Status DeleteLogThrough(uint64_t index);

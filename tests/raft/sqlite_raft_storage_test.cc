@@ -278,6 +278,38 @@ TEST_F(SqliteRaftStorageTest, ALogOfOneRowPerEntryIsRewrittenAsRuns) {
                                 E(3, 5, "d")}));
 }
 
+// A large old log becomes several runs of about a MiB (one transaction
+// per migration, but no run too big to read back whole).
+TEST_F(SqliteRaftStorageTest, ALargeOldLogBecomesRunsOfAboutAMiB) {
+  {
+    auto backend = SqliteBackend::Open(BackendOptions{dir_.path() + "/db", true});
+    ASSERT_TRUE(backend.ok());
+    ASSERT_EQ(sqlite3_exec(backend.value()->handle(),
+                           "CREATE TABLE raft_log (idx INTEGER PRIMARY KEY, term INTEGER NOT NULL,"
+                           " type INTEGER NOT NULL, data BLOB NOT NULL);"
+                           "INSERT INTO raft_log VALUES (1, 1, 0, zeroblob(600000)),"
+                           " (2, 1, 0, zeroblob(600000)), (3, 1, 0, zeroblob(600000));",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+  }
+  Open();
+  const std::vector<Entry> want = {E(1, 1, std::string(600000, '\0')),
+                                   E(1, 2, std::string(600000, '\0')),
+                                   E(1, 3, std::string(600000, '\0'))};
+  EXPECT_EQ(storage_->Entries(1, 4, UINT64_MAX).value(), want);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(backend_->handle(),
+                               "SELECT first_idx, last_idx FROM raft_log_run ORDER BY first_idx",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    runs.emplace_back(sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1));
+  }
+  sqlite3_finalize(stmt);
+  EXPECT_EQ(runs, (std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {3, 3}}));
+}
+
 // A run on disk that does not decode is reported, not served.
 TEST_F(SqliteRaftStorageTest, ACorruptRunIsReported) {
   Open();
