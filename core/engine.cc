@@ -46,7 +46,7 @@ Status Engine::Load() {
   parts_->backend = std::move(backend).value();
   parts_->leases = std::make_unique<LeaseManager>(options_.clock);
   parts_->kv = std::make_unique<KvStore>(parts_->backend.get(), parts_->leases.get(),
-                                         KvLimits{options_.max_txn_ops});
+                                         KvLimits{options_.max_txn_ops, options_.value_cache_bytes});
   NATCD_RETURN_IF_ERROR(parts_->backend->ScanLeases(
       [this](const LeaseRow& row) { parts_->leases->Add(row.id, row.ttl_s, row.remaining_ms); }));
   NATCD_RETURN_IF_ERROR(parts_->kv->Load());

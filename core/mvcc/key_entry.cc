@@ -38,31 +38,9 @@ void KeyEntry::Delete(KeyEntry* entry) {
   free(entry);
 }
 
-KeyEntry::~KeyEntry() { free(value_); }
-
-void KeyEntry::set_value(std::string_view value) {
-  const uint32_t size = CheckedSize(value.size());
-  if (size == value_size_) {
-    // memmove: value may be a view of this entry's own value.
-    if (size > 0) memmove(value_, value.data(), size);
-    return;
-  }
-  char* block = nullptr;
-  if (size > 0) {
-    block = static_cast<char*>(malloc(size));
-    if (block == nullptr) throw std::bad_alloc();
-    memcpy(block, value.data(), size);  // before the free: value may point into value_
-  }
-  free(value_);
-  value_ = block;
-  value_size_ = size;
-}
-
-void KeyEntry::clear_value() {
-  free(value_);
-  value_ = nullptr;
-  value_size_ = 0;
-}
+// The ValueCache's ring may still name the entry (the index is torn down
+// with the store); it never reads it again.
+KeyEntry::~KeyEntry() { free(cached_value_); }
 
 const RevRecord* KeyEntry::VisibleAt(int64_t rev) const {
   // Most reads are at the head: check the last write first.

@@ -2,8 +2,8 @@
 // the key bytes right behind it. A million keys means a million entries, so
 // the layout is about bytes: 64 bytes of fields, the key inline (no
 // std::string: its 32-byte header and second heap block would cost more
-// than the key itself), and the cached value in its own exact-size block
-// (a pointer and a 32-bit length instead of a 32-byte std::string).
+// than the key itself), and the value, when the ValueCache holds it, in its
+// own exact-size block (one pointer instead of a 32-byte std::string).
 //
 // An entry never moves: the hash and the tree both point at it, and a
 // KeyEntry* stays valid until compaction drops the key.
@@ -15,6 +15,14 @@
 #include "mvcc/rev_list.h"
 
 namespace natcd {
+
+// A value held by the ValueCache: its size and bookkeeping, then the bytes.
+struct CachedValue {
+  uint32_t size;
+  uint32_t slot;    // the entry's place in the cache's ring
+  bool referenced;  // read since the cache's clock hand last passed it
+  std::string_view bytes() const { return {reinterpret_cast<const char*>(this + 1), size}; }
+};
 
 class KeyEntry {
  public:
@@ -28,10 +36,9 @@ class KeyEntry {
 
   std::string_view key() const { return {reinterpret_cast<const char*>(this + 1), key_size_}; }
 
-  // The cached value of the latest write (empty when it is a tombstone).
-  std::string_view value() const { return {value_, value_size_}; }
-  void set_value(std::string_view value);
-  void clear_value();
+  // The value of the latest write while the ValueCache holds it, else
+  // nullptr (always nullptr for a tombstone).
+  const CachedValue* cached_value() const { return cached_value_; }
 
   bool live() const { return !revs.back().tombstone; }
   // The latest write with main <= rev, or nullptr. A tombstone means the key
@@ -51,11 +58,12 @@ class KeyEntry {
   int64_t lease = 0;
 
  private:
+  friend class ValueCache;  // alone sets cached_value_
+
   explicit KeyEntry(uint32_t key_size) : key_size_(key_size) {}
   ~KeyEntry();
 
-  char* value_ = nullptr;  // value_size_ bytes of malloc, nullptr when empty
-  uint32_t value_size_ = 0;
+  CachedValue* cached_value_ = nullptr;  // malloc'd; freed with the entry
   uint32_t key_size_;
   // The key bytes follow.
 };

@@ -95,7 +95,10 @@ void KeyIndex::Compact(int64_t rev, std::vector<std::pair<int64_t, int32_t>>* dr
   } else {
     for (const KeyEntry* entry : gone) hash_.Erase(entry);
   }
-  for (KeyEntry* entry : gone) KeyEntry::Delete(entry);
+  for (KeyEntry* entry : gone) {
+    assert(entry->cached_value() == nullptr);  // a tombstone's value is never cached
+    KeyEntry::Delete(entry);
+  }
 }
 
 }  // namespace natcd

@@ -1,9 +1,10 @@
 // KeyIndex: the in-memory index of every key's uncompacted writes, as
 // etcd's treeIndex. It answers "which write of which key is visible at
-// revision R" without touching SQLite, and caches each live key's current
-// value so that reads at the head revision never touch SQLite either.
+// revision R" without touching SQLite; with each key's current state
+// (create revision, version, lease) and, when the ValueCache holds it, its
+// value, a read at the head revision need not touch SQLite either.
 //
-// Each key is one KeyEntry (fields, key bytes and value, see key_entry.h),
+// Each key is one KeyEntry (fields and key bytes, see key_entry.h),
 // reached two ways: a hash for point lookups (KeyHash) and a B+tree for
 // ordered ranges (KeyTree). With 19-byte keys that is about 100 bytes a key
 // beyond the key bytes, where a std::map<std::string, ...> took 173.

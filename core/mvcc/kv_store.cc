@@ -153,13 +153,13 @@ Status KvStore::Load() {
     entry.revs.push_back(RevRecord{row.rev, static_cast<int32_t>(row.sub), row.tombstone});
     if (row.tombstone) {
       entry.create_revision = entry.version = entry.lease = 0;
-      entry.clear_value();
     } else {
       entry.create_revision = row.kv.create_revision;
       entry.version = row.kv.version;
       entry.lease = row.kv.lease;
-      entry.set_value(row.kv.value);
     }
+    // Values are cached as they are read or written, not here: the cache
+    // would only churn through every value to keep the last budget's worth.
     return true;
   });
   // Rows come in revision order, so keys in no order: ordering them once
@@ -197,15 +197,32 @@ Status KvStore::ValidateRange(const RangeRequest& request) const {
   return CheckReadRevision(request.revision);
 }
 
-Status KvStore::LoadVisible(const KeyEntry& entry, const RevRecord& record, KeyValue* kv) {
+Status KvStore::HeadValue(KeyEntry& entry, std::string* value) {
+  assert(entry.live());
+  if (std::optional<std::string_view> cached = cache_.Find(&entry)) {
+    value->assign(*cached);
+    return Status::OK();
+  }
+  const RevRecord& head = entry.revs.back();
+  Result<RevisionRow> row = backend_->GetRow(head.main, head.sub);
+  if (!row.ok()) {
+    return Status::Corruption("index names revision " + std::to_string(head.main) +
+                              " of a key but the row is missing: " + row.status().ToString());
+  }
+  *value = std::move(row->kv.value);
+  cache_.Put(&entry, *value);
+  return Status::OK();
+}
+
+Status KvStore::LoadVisible(KeyEntry& entry, const RevRecord& record, bool with_value,
+                            KeyValue* kv) {
   if (&record == &entry.revs.back()) {
     kv->key = entry.key();
     kv->create_revision = entry.create_revision;
     kv->mod_revision = record.main;
     kv->version = entry.version;
-    kv->value = entry.value();
     kv->lease = entry.lease;
-    return Status::OK();
+    return with_value ? HeadValue(entry, &kv->value) : Status::OK();
   }
   Result<RevisionRow> row = backend_->GetRow(record.main, record.sub);
   if (!row.ok()) {
@@ -239,13 +256,13 @@ Result<RangeResponse> KvStore::Range(const RangeRequest& request) {
   RangeResponse response;
   response.header.revision = head;
   KeyIndex::Cursor cursor = index_.Range(request.key, request.range_end);
-  while (const KeyEntry* entry = cursor.Next()) {
+  while (KeyEntry* entry = cursor.Next()) {
     const RevRecord* record = entry->VisibleAt(rev);
     if (record == nullptr || record->tombstone) continue;
     ++response.count;
     if (request.count_only || response.kvs.size() >= fetch_max) continue;
     KeyValue kv;
-    NATCD_RETURN_IF_ERROR(LoadVisible(*entry, *record, &kv));
+    NATCD_RETURN_IF_ERROR(LoadVisible(*entry, *record, !request.keys_only || by_value, &kv));
     if ((request.min_mod_revision && kv.mod_revision < request.min_mod_revision) ||
         (request.max_mod_revision && kv.mod_revision > request.max_mod_revision) ||
         (request.min_create_revision && kv.create_revision < request.min_create_revision) ||
@@ -300,8 +317,9 @@ Status KvStore::WritePut(const PutRequest& request, PutResponse* response) {
   event.type = Event::Type::kPut;
   if (was_live) {
     event.has_prev_kv = true;
-    event.prev_kv = KeyValue{request.key,    entry->create_revision,      entry->revs.back().main,
-                             entry->version, std::string(entry->value()), entry->lease};
+    event.prev_kv = KeyValue{request.key,    entry->create_revision, entry->revs.back().main,
+                             entry->version, std::string(),          entry->lease};
+    NATCD_RETURN_IF_ERROR(HeadValue(*entry, &event.prev_kv.value));
   }
   KeyValue& kv = event.kv;
   kv.key = request.key;
@@ -323,7 +341,7 @@ Status KvStore::WritePut(const PutRequest& request, PutResponse* response) {
   entry->create_revision = kv.create_revision;
   entry->version = kv.version;
   entry->lease = kv.lease;
-  entry->set_value(kv.value);
+  cache_.Put(entry, kv.value);
 
   if (request.prev_kv && was_live) {
     response->has_prev_kv = true;
@@ -341,15 +359,16 @@ Status KvStore::WriteTombstone(KeyEntry& entry, bool want_prev, std::vector<KeyV
   event.type = Event::Type::kDelete;
   event.kv.key = entry.key();
   event.kv.mod_revision = main;
-  NATCD_RETURN_IF_ERROR(backend_->InsertRow(main, sub, /*tombstone=*/true, event.kv));
   event.has_prev_kv = true;
-  event.prev_kv = KeyValue{event.kv.key,  entry.create_revision,      entry.revs.back().main,
-                           entry.version, std::string(entry.value()), entry.lease};
+  event.prev_kv = KeyValue{event.kv.key,  entry.create_revision, entry.revs.back().main,
+                           entry.version, std::string(),         entry.lease};
+  NATCD_RETURN_IF_ERROR(HeadValue(entry, &event.prev_kv.value));
+  NATCD_RETURN_IF_ERROR(backend_->InsertRow(main, sub, /*tombstone=*/true, event.kv));
   if (want_prev) prev_kvs->push_back(event.prev_kv);
   if (entry.lease != 0) leases_->Detach(entry.lease, event.kv.key);
   entry.revs.push_back(RevRecord{main, static_cast<int32_t>(sub), true});
   entry.create_revision = entry.version = entry.lease = 0;
-  entry.clear_value();
+  cache_.Drop(&entry);
   events_.push_back(std::move(event));
   return Status::OK();
 }
@@ -427,7 +446,7 @@ Result<bool> KvStore::EvaluateCompares(const std::vector<Compare>& compares) {
   for (const Compare& c : compares) {
     bool matched_any = false;
     KeyIndex::Cursor cursor = index_.Range(c.key, c.range_end);
-    while (const KeyEntry* entry = cursor.Next()) {
+    while (KeyEntry* entry = cursor.Next()) {
       if (!entry->live()) continue;
       matched_any = true;
       KeyValue kv{std::string(entry->key()),
@@ -436,7 +455,9 @@ Result<bool> KvStore::EvaluateCompares(const std::vector<Compare>& compares) {
                   entry->version,
                   std::string(),
                   entry->lease};
-      if (c.target == Compare::Target::kValue) kv.value = entry->value();
+      if (c.target == Compare::Target::kValue) {
+        NATCD_RETURN_IF_ERROR(HeadValue(*entry, &kv.value));
+      }
       if (!CompareMatches(c, kv)) return false;
     }
     if (!matched_any) {

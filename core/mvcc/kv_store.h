@@ -23,6 +23,7 @@
 
 #include "lease/lease_manager.h"
 #include "mvcc/key_index.h"
+#include "mvcc/value_cache.h"
 #include "natcd/status.h"
 #include "natcd/types.h"
 #include "storage/sqlite_backend.h"
@@ -31,12 +32,15 @@ namespace natcd {
 
 struct KvLimits {
   int64_t max_txn_ops = 128;
+  // The most the current values kept in memory may take (ValueCache);
+  // 0: none, every value is read from its row.
+  size_t value_cache_bytes = 0;
 };
 
 class KvStore {
  public:
   KvStore(SqliteBackend* backend, LeaseManager* leases, KvLimits limits)
-      : backend_(backend), leases_(leases), limits_(limits) {}
+      : backend_(backend), leases_(leases), limits_(limits), cache_(limits.value_cache_bytes) {}
 
   // Rebuilds the index from the backend (and re-attaches keys to leases,
   // which must be loaded first). Replays the persisted compaction.
@@ -77,10 +81,15 @@ class KvStore {
   int64_t revision() const { return revision_; }
   int64_t compact_revision() const { return compact_revision_; }
   size_t key_count() const { return index_.size(); }
+  const ValueCache& value_cache() const { return cache_; }
 
  private:
-  // State of the key visible at rev (reads the row when it is not the head).
-  Status LoadVisible(const KeyEntry& entry, const RevRecord& record, KeyValue* kv);
+  // The value of entry's latest write, which must be live: from the cache,
+  // else from its row (then cached).
+  Status HeadValue(KeyEntry& entry, std::string* value);
+  // State of the key visible at record (reads the row when it is not the
+  // head); the value only when with_value.
+  Status LoadVisible(KeyEntry& entry, const RevRecord& record, bool with_value, KeyValue* kv);
   Status CheckReadRevision(int64_t revision) const;
   Status ValidatePut(const PutRequest& request);
   Status ValidateRange(const RangeRequest& request) const;
@@ -109,6 +118,7 @@ class KvStore {
   LeaseManager* leases_;
   KvLimits limits_;
   KeyIndex index_;
+  ValueCache cache_;
   int64_t revision_ = 0;
   int64_t compact_revision_ = 0;
   // Sub-revision of the next write of the request in progress.

@@ -39,6 +39,7 @@ struct Settings {
   std::string nats_server_bin = "nats-server";
   int embedded_port = 4222;
   int64_t max_txn_ops = 128;
+  int64_t value_cache_mib = 64;
   int64_t max_request_bytes = 1'572'864;
   int64_t lease_ttl_min_s = 2;
   int64_t watch_window = 64;
@@ -173,6 +174,9 @@ int main(int argc, char** argv) {
   add("--embedded-port", s.embedded_port, "NATCD_EMBEDDED_PORT",
       "port for the embedded nats-server (a free one if taken)");
   add("--max-txn-ops", s.max_txn_ops, "NATCD_MAX_TXN_OPS", "most operations in one txn");
+  add("--value-cache-mib", s.value_cache_mib, "NATCD_VALUE_CACHE_MIB",
+      "memory for keys' current values (MiB); the others are read from disk")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   add("--max-request-bytes", s.max_request_bytes, "NATCD_MAX_REQUEST_BYTES",
       "largest request body");
   add("--lease-ttl-min", s.lease_ttl_min_s, "NATCD_LEASE_TTL_MIN",
@@ -284,6 +288,7 @@ int main(int argc, char** argv) {
   options.engine.clock = &clock;
   options.engine.seed = std::random_device{}();
   options.engine.max_txn_ops = s.max_txn_ops;
+  options.engine.value_cache_bytes = static_cast<size_t>(s.value_cache_mib) << 20;
   options.engine.lease_ttl_s_min = s.lease_ttl_min_s;
   options.engine.watch.watch_queue_events_max = static_cast<size_t>(s.watch_queue_events);
   options.request_bytes_max = static_cast<size_t>(s.max_request_bytes);

@@ -128,14 +128,24 @@ TEST_F(ConfigTest, UnknownConfigSettingIsRefusedWithItsName) {
   EXPECT_NE(log.find("unknown setting no-such-setting"), std::string::npos) << log;
 }
 
+// The example config in the repository names only settings natcd knows,
+// with values it accepts (tests run from the repository's root).
+TEST_F(ConfigTest, ShippedConfigFileIsAccepted) {
+  std::string log;
+  std::string line = ServingLine({"--config", "config/natcd.conf", "--nats-url", server_.url(),
+                                  "--data-dir", dir_.File("data")},
+                                 {}, nullptr, &log);
+  EXPECT_NE(line.find("serving"), std::string::npos) << log;
+}
+
 TEST_F(ConfigTest, HelpListsEverySetting) {
   std::string log;
   ServingLine({"--help"}, {}, nullptr, &log);
   for (const char* flag :
        {"--nats-url", "--data-dir", "--prefix", "--name", "--creds", "--user", "--password",
         "--token", "--tls-ca", "--tls-cert", "--tls-key", "--max-txn-ops", "--max-request-bytes",
-        "--lease-ttl-min", "--watch-window", "--watch-coalesce-ms", "--auto-compaction-mode",
-        "NATCD_NATS_URL"}) {
+        "--lease-ttl-min", "--value-cache-mib", "--watch-window", "--watch-coalesce-ms",
+        "--auto-compaction-mode", "NATCD_NATS_URL"}) {
     EXPECT_NE(log.find(flag), std::string::npos) << flag << " missing from --help:\n" << log;
   }
 }

@@ -28,5 +28,37 @@ TEST_F(KvWireTest, PutRangeDelete) {
   EXPECT_EQ(client_->Range("/a")->n_kvs, 0u);
 }
 
+// With no memory for values, every value a reply carries is read from its
+// SQLite row, before and after a restart.
+class KvWireNoValueCacheTest : public NatcdTest {
+  std::vector<std::string> ExtraArgs() override {
+    std::vector<std::string> args = NatcdTest::ExtraArgs();
+    args.insert(args.end(), {"--value-cache-mib", "0"});
+    return args;
+  }
+};
+
+TEST_F(KvWireNoValueCacheTest, ValuesComeFromDisk) {
+  auto value_of = [](const Natcd__V1__KeyValue* kv) {
+    return std::string(reinterpret_cast<char*>(kv->value.data), kv->value.len);
+  };
+  EXPECT_EQ(client_->Put("/a", "1"), 1);
+  EXPECT_EQ(client_->Put("/b", std::string(5000, 'b')), 2);
+  EXPECT_EQ(client_->Put("/a", "3"), 3);
+  for (int pass = 0; pass < 2; ++pass) {
+    SCOPED_TRACE(pass == 0 ? "before restart" : "after restart");
+    auto range = client_->Range("/", "0");
+    ASSERT_TRUE(range);
+    ASSERT_EQ(range->n_kvs, 2u);
+    EXPECT_EQ(value_of(range->kvs[0]), "3");
+    EXPECT_EQ(value_of(range->kvs[1]), std::string(5000, 'b'));
+    EXPECT_EQ(value_of(client_->Range("/a", "", 1)->kvs[0]), "1");
+    if (pass == 0) {
+      natcd_->Stop();
+      ASSERT_TRUE(natcd_->Start());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace natcd::testing

@@ -64,6 +64,9 @@ struct EngineOptions {
   Clock* clock = nullptr;  // required; leases expire on it
   uint64_t seed = 0;       // for server-chosen lease IDs
   int64_t max_txn_ops = 128;
+  // The most memory the current values of keys may take (kept for reads
+  // at the head and for prev_kv; others are read from SQLite).
+  size_t value_cache_bytes = 64 << 20;
   // Leases: TTLs below the minimum are raised to it (etcd: ceil(1.5 x
   // election timeout) = 2 s by default); above the maximum is an error.
   int64_t lease_ttl_s_min = 2;

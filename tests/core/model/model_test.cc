@@ -305,6 +305,10 @@ class Sequence {
     // restarts.
     const size_t kRowsPerCommit[] = {1, 3, 1000};
     options_.compaction_rows_per_commit = kRowsPerCommit[g_.Int(0, 2)];
+    // Small value caches make reads, prev_kv and value compares go to the
+    // rows (0: always; 300 bytes: a few values, evicted all the time).
+    const size_t kValueCacheBytes[] = {0, 300, EngineOptions().value_cache_bytes};
+    options_.value_cache_bytes = kValueCacheBytes[g_.Int(0, 2)];
   }
 
   void Run(int steps);

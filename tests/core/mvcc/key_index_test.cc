@@ -1,4 +1,4 @@
-// KeyEntry's value and lookups by revision; KeyIndex's ranges against a
+// KeyEntry's key and lookups by revision; KeyIndex's ranges against a
 // std::map filtered with KeyInRange, and Compact against the rule stated
 // per write: a write survives compaction at R iff main >= R, or it is the
 // key's latest write below R and not a tombstone.
@@ -22,25 +22,11 @@ namespace {
 
 using Rows = std::vector<std::pair<int64_t, int32_t>>;
 
-TEST(KeyEntryTest, KeyAndValue) {
+TEST(KeyEntryTest, Key) {
   EntryPool pool;
   KeyEntry* entry = pool.Make(std::string("k\0y", 3));
   EXPECT_EQ(entry->key(), std::string("k\0y", 3));
-  EXPECT_EQ(entry->value(), "");
-  entry->set_value("hello");
-  EXPECT_EQ(entry->value(), "hello");
-  entry->set_value("world");  // same size: in place
-  EXPECT_EQ(entry->value(), "world");
-  entry->set_value(entry->value().substr(1));  // a view of its own value
-  EXPECT_EQ(entry->value(), "orld");
-  entry->set_value(entry->value().substr(0, 4));
-  EXPECT_EQ(entry->value(), "orld");
-  entry->set_value(std::string(1000, 'x'));
-  EXPECT_EQ(entry->value(), std::string(1000, 'x'));
-  entry->clear_value();
-  EXPECT_EQ(entry->value(), "");
-  entry->set_value("");
-  EXPECT_EQ(entry->value(), "");
+  EXPECT_EQ(entry->cached_value(), nullptr);
   EXPECT_EQ(pool.Make("")->key(), "");
 }
 
@@ -208,12 +194,11 @@ TEST(KeyIndexTest, DestroyedWithUnorderedKeys) {
 TEST(KeyIndexTest, CursorSurvivesWritesToEntries) {
   KeyIndex index;
   for (int i = 0; i < 1000; ++i)
-    AddWritten(&index, "k" + std::to_string(1000 + i), 1)->set_value("v");
+    AddWritten(&index, "k" + std::to_string(1000 + i), 1);
   KeyIndex::Cursor cursor = index.Range("k", "l");
   int n = 0;
   while (KeyEntry* entry = cursor.Next()) {
     entry->revs.push_back({2, n, true});
-    entry->clear_value();
     ++n;
   }
   EXPECT_EQ(n, 1000);

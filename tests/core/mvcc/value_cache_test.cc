@@ -1,0 +1,144 @@
+// ValueCache: values round-trip (in place, from a view of themselves,
+// resized, empty), the budget holds under random use, what is found is
+// always the value last put, and CLOCK keeps what was read over what was
+// not.
+#include "mvcc/value_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/mvcc/key_index_test_util.h"
+#include "testutil.h"
+
+namespace natcd::testing {
+namespace {
+
+// What ValueCache charges a value (its block: the header, then the bytes).
+size_t Charge(size_t value_size) { return sizeof(CachedValue) + value_size; }
+
+std::string Found(ValueCache& cache, KeyEntry* entry) {
+  std::optional<std::string_view> value = cache.Find(entry);
+  return value ? std::string(*value) : std::string("<none>");
+}
+
+TEST(ValueCacheTest, PutFindReplaceDrop) {
+  EntryPool pool;
+  ValueCache cache(1 << 20);
+  KeyEntry* entry = pool.Make("k");
+  EXPECT_EQ(Found(cache, entry), "<none>");
+  cache.Put(entry, "hello");
+  EXPECT_EQ(Found(cache, entry), "hello");
+  const CachedValue* block = entry->cached_value();
+  cache.Put(entry, "world");  // same size: in place
+  EXPECT_EQ(entry->cached_value(), block);
+  EXPECT_EQ(Found(cache, entry), "world");
+  cache.Put(entry, cache.Find(entry)->substr(1));  // a view of its own value
+  EXPECT_EQ(Found(cache, entry), "orld");
+  cache.Put(entry, cache.Find(entry)->substr(0, 4));
+  EXPECT_EQ(Found(cache, entry), "orld");
+  cache.Put(entry, std::string(1000, 'x'));
+  EXPECT_EQ(Found(cache, entry), std::string(1000, 'x'));
+  EXPECT_EQ(cache.bytes(), Charge(1000));
+  cache.Put(entry, "");  // an empty value is a value
+  EXPECT_EQ(Found(cache, entry), "");
+  EXPECT_EQ(cache.size(), 1u);
+  cache.Drop(entry);
+  EXPECT_EQ(Found(cache, entry), "<none>");
+  EXPECT_EQ(cache.bytes(), 0u);
+  EXPECT_EQ(cache.size(), 0u);
+  cache.Drop(entry);  // not cached: nothing to do
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+TEST(ValueCacheTest, ValuesBeyondTheBudgetAreNotCached) {
+  EntryPool pool;
+  ValueCache cache(Charge(10));
+  KeyEntry* entry = pool.Make("k");
+  cache.Put(entry, "0123456789");
+  EXPECT_EQ(Found(cache, entry), "0123456789");
+  cache.Put(entry, "0123456789a");  // the older, smaller value goes too
+  EXPECT_EQ(Found(cache, entry), "<none>");
+  EXPECT_EQ(cache.bytes(), 0u);
+
+  ValueCache none(0);
+  none.Put(entry, "");
+  EXPECT_EQ(Found(none, entry), "<none>");
+}
+
+// Second chance: with room for three values, the one read survives the
+// next insert and the oldest unread one goes.
+TEST(ValueCacheTest, ClockEvictsUnreadFirst) {
+  EntryPool pool;
+  ValueCache cache(3 * Charge(1));
+  KeyEntry* a = pool.Make("a");
+  KeyEntry* b = pool.Make("b");
+  KeyEntry* c = pool.Make("c");
+  KeyEntry* d = pool.Make("d");
+  cache.Put(a, "a");
+  cache.Put(b, "b");
+  cache.Put(c, "c");
+  EXPECT_EQ(Found(cache, a), "a");
+  cache.Put(d, "d");
+  EXPECT_EQ(Found(cache, a), "a");
+  EXPECT_EQ(Found(cache, b), "<none>");
+  EXPECT_EQ(Found(cache, c), "c");
+  EXPECT_EQ(Found(cache, d), "d");
+  EXPECT_EQ(cache.size(), 3u);
+}
+
+// Random puts, finds and drops over a few keys against a map of the last
+// value put: every find is that value or nothing, the budget is never
+// exceeded, and the bytes counted are the bytes held.
+TEST(ValueCacheTest, RandomUseKeepsTheBudgetAndTheValues) {
+  const uint32_t seed = RandomSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (size_t budget : {size_t{0}, Charge(5), size_t{200}, size_t{2'000}, size_t{1} << 20}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    EntryPool pool;
+    ValueCache cache(budget);
+    std::vector<KeyEntry*> entries;
+    for (int i = 0; i < 40; ++i) entries.push_back(pool.Make("k" + std::to_string(i)));
+    std::map<KeyEntry*, std::string> last;
+    for (int step = 0; step < 20'000; ++step) {
+      KeyEntry* entry = entries[rng() % entries.size()];
+      switch (rng() % 4) {
+        case 0:
+        case 1: {
+          std::string value(rng() % 60, static_cast<char>('a' + rng() % 26));
+          cache.Put(entry, value);
+          last[entry] = value;
+          break;
+        }
+        case 2: {
+          std::optional<std::string_view> found = cache.Find(entry);
+          if (found) {
+            ASSERT_TRUE(last.count(entry)) << "step " << step;
+            ASSERT_EQ(*found, last[entry]) << "step " << step;
+          }
+          break;
+        }
+        default:
+          cache.Drop(entry);
+          last.erase(entry);
+      }
+      ASSERT_LE(cache.bytes(), budget) << "step " << step;
+      size_t held = 0, cached = 0;
+      for (KeyEntry* e : entries) {
+        if (const CachedValue* v = e->cached_value()) {
+          held += Charge(v->size);
+          ++cached;
+        }
+      }
+      ASSERT_EQ(cache.bytes(), held) << "step " << step;
+      ASSERT_EQ(cache.size(), cached) << "step " << step;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace natcd::testing
