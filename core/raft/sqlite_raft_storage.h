@@ -19,7 +19,9 @@
 //     Databases from before runs had raft_log(idx, term, type, data), an
 //     entry a row: Open rewrites it as runs and drops it.
 //   raft_state(name TEXT PRIMARY KEY, value BLOB):
-//     "hard_state" (term, vote, commit), "log_start" (index, term of the
+//     "hard_state" (term, vote, commit; natcd's node writes it when term or
+//     vote change or a membership change is applied, so commit may lag
+//     behind what was applied), "log_start" (index, term of the
 //     entry before the first one kept), "snapshot" (index, term, voters,
 //     learners), "boot_existing" (present: see booted_over_existing_data)
 #pragma once

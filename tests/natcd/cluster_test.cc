@@ -645,6 +645,43 @@ TEST_F(ClusterTest, MembersAreAddedAsLearnersPromotedAndRemoved) {
   EXPECT_EQ(all->count, 22);
 }
 
+// A cluster shrunk to its leader alone, which then crashes: it restarts
+// as the sole voter it was, not as one of the three it began with (that
+// quorum is gone for good). The membership changes it applied must
+// survive the crash, however many writes it took after them.
+TEST_F(ClusterTest, AClusterShrunkToOneMemberRestartsAsItsOnlyVoter) {
+  for (int i = 0; i < 10; i++) ASSERT_TRUE(PutAcked("/s/k" + std::to_string(i), "v"));
+  const std::string leader = LeaderName();
+  ASSERT_FALSE(leader.empty());
+  std::map<std::string, uint64_t> ids = MemberIds();
+  for (const std::string& name : kNames) {
+    if (name == leader) continue;
+    // The request may reach the member being removed, or time out on a
+    // loaded machine: ask again until the member list says it is gone.
+    Natcd__V1__MemberRemoveRequest remove;
+    natcd__v1__member_remove_request__init(&remove);
+    remove.id = ids[name];
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          (void)Ask("cluster.member.remove", &remove.base);
+          return MemberIds().count(name) == 0;
+        },
+        20'000, 200))
+        << "removing " << name;
+    members_[name]->Kill();
+  }
+  for (int i = 10; i < 20; i++) ASSERT_TRUE(PutAcked("/s/k" + std::to_string(i), "v"));
+  members_[leader]->Kill();
+  ASSERT_TRUE(members_[leader]->Start());
+  ASSERT_TRUE(WaitFor([&] { return Leader() == ids[leader]; }, 10'000))
+      << leader << " never led again";
+  ASSERT_TRUE(PutAcked("/s/after-restart", "v"));
+  EXPECT_EQ(MemberIds().size(), 1u);
+  auto all = client_->Range("/s/", "/s0");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->count, 21);
+}
+
 TEST_F(ClusterTest, AFrozenLeaderStepsDownAndCatchesUpWhenItReturns) {
   // A leader that stops answering (SIGSTOP: as if cut off) is replaced;
   // when it comes back it learns the newer term, follows, and catches up.

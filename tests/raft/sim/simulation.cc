@@ -40,8 +40,11 @@ constexpr const char* kLivenessKey = "__live";
 struct Member {
   NodeId id = kNoNode;
   MemoryStorage storage;  // what survives a crash
-  // The hard state as of the last fsync: a crash loses a commit index
-  // that was written without one.
+  // The hard state as natcd's node writes it: only when term or vote
+  // change, or a membership change is applied (see ProcessReady).
+  HardState written_hs;
+  // written_hs as of the last fsync: a crash loses what was written
+  // without one.
   HardState durable_hs;
   std::unique_ptr<Raft> raft;  // null while down
   KvStateMachine sm;
@@ -230,6 +233,7 @@ void Simulation::Crash(Member& m, const char* where) {
   m.ready_reads.clear();
   // What was written without an fsync is gone.
   m.storage.SetHardState(m.durable_hs);
+  m.written_hs = m.durable_hs;
   m.restart_at = now_ + Rand(50, 800);
   result_.stats.crashes++;
 }
@@ -455,7 +459,19 @@ void Simulation::ProcessReady(Member& m) {
     return Fail("member " + std::to_string(m.id) + " append: " + st.ToString());
   }
   if (rd.hard_state) m.storage.SetHardState(*rd.hard_state);
-  if (rd.must_sync) m.durable_hs = m.storage.InitialHardState();
+  // As natcd's node: the hard state is written when term or vote change
+  // (such a Ready is synced) or a membership change is applied, so the
+  // commit index a member restarts with may lag far behind what it had
+  // applied, but never behind a membership change it had applied.
+  const bool applies_conf_change =
+      std::any_of(rd.committed_entries.begin(), rd.committed_entries.end(),
+                  [](const Entry& e) { return e.type == EntryType::kConfChange; });
+  if ((rd.hard_state &&
+       (rd.hard_state->term != m.written_hs.term || rd.hard_state->vote != m.written_hs.vote)) ||
+      applies_conf_change) {
+    m.written_hs = m.raft->hard_state();
+  }
+  if (rd.must_sync) m.durable_hs = m.written_hs;
   if (crash_at == 1) return Crash(m, "after persisting, before sending");
 
   if (rd.soft_state && rd.soft_state->role == Role::kLeader) {
@@ -782,6 +798,7 @@ SimResult Simulation::Run() {
     Member& m = NewMember(next_id_++);
     (void)m.storage.ApplySnapshot(boot);
     m.storage.SetHardState(HardState{1, kNoNode, 1});
+    m.written_hs = HardState{1, kNoNode, 1};
     m.durable_hs = m.storage.InitialHardState();
     Start(m);
   }
