@@ -1887,10 +1887,14 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
         }
       }
     }
+    const bool applies_conf_change =
+        std::any_of(rd.committed_entries.begin(), rd.committed_entries.end(),
+                    [](const raft::Entry& e) { return e.type == raft::EntryType::kConfChange; });
     // A Ready that only applies committed entries (and moves the commit
     // index) needs no fsync: those entries are durable in the log already,
-    // and a crash would apply them again.
-    if (rd.entries.empty() && rd.snapshot.empty() &&
+    // and a crash would apply them again. Except a membership change: the
+    // hard state written with it (below) must survive a power loss too.
+    if (rd.entries.empty() && rd.snapshot.empty() && !applies_conf_change &&
         (!rd.hard_state || (rd.hard_state->term == synced_hard_state.term &&
                             rd.hard_state->vote == synced_hard_state.vote))) {
       (void)engine->backend().SkipSyncOfNextCommit();
@@ -1923,9 +1927,6 @@ void Node::Impl::ProcessReady(std::vector<PendingReply>* replies) {
     // them back. So a Ready that only moves the commit index leaves the
     // stored hard state alone: a WAL page less in the commit of every write
     // (a lone put's commit: 4 pages, now 3).
-    const bool applies_conf_change =
-        std::any_of(rd.committed_entries.begin(), rd.committed_entries.end(),
-                    [](const raft::Entry& e) { return e.type == raft::EntryType::kConfChange; });
     if (s.ok() && ((rd.hard_state && (rd.hard_state->term != synced_hard_state.term ||
                                       rd.hard_state->vote != synced_hard_state.vote)) ||
                    applies_conf_change)) {

@@ -146,22 +146,25 @@ Status KvStore::Load() {
   compact_revision_ = *compact;
 
   int64_t max_seen = 0;
-  Status scan = backend_->ScanRows(0, [&](RevisionRow&& row) {
-    max_seen = row.rev;
-    KeyEntry* found = index_.Find(row.kv.key);
-    KeyEntry& entry = found != nullptr ? *found : *index_.AddUnordered(row.kv.key);
-    entry.revs.push_back(RevRecord{row.rev, static_cast<int32_t>(row.sub), row.tombstone});
-    if (row.tombstone) {
-      entry.create_revision = entry.version = entry.lease = 0;
-    } else {
-      entry.create_revision = row.kv.create_revision;
-      entry.version = row.kv.version;
-      entry.lease = row.kv.lease;
-    }
-    // Values are cached as they are read or written, not here: the cache
-    // would only churn through every value to keep the last budget's worth.
-    return true;
-  });
+  Status scan = backend_->ScanRows(
+      0,
+      [&](RevisionRow&& row) {
+        max_seen = row.rev;
+        KeyEntry* found = index_.Find(row.kv.key);
+        KeyEntry& entry = found != nullptr ? *found : *index_.AddUnordered(row.kv.key);
+        entry.revs.push_back(RevRecord{row.rev, static_cast<int32_t>(row.sub), row.tombstone});
+        if (row.tombstone) {
+          entry.create_revision = entry.version = entry.lease = 0;
+        } else {
+          entry.create_revision = row.kv.create_revision;
+          entry.version = row.kv.version;
+          entry.lease = row.kv.lease;
+        }
+        return true;
+      },
+      // Values are cached as they are read or written, not here: the cache
+      // would only churn through every value to keep the last budget's worth.
+      /*with_values=*/false);
   // Rows come in revision order, so keys in no order: ordering them once
   // at the end is far cheaper than a tree insert at a random place per key
   // (see KeyIndex). Done after a failed scan too, leaving the index whole.
@@ -197,9 +200,11 @@ Status KvStore::ValidateRange(const RangeRequest& request) const {
   return CheckReadRevision(request.revision);
 }
 
-Status KvStore::HeadValue(KeyEntry& entry, std::string* value) {
+Status KvStore::HeadValue(KeyEntry& entry, ValueUse use, std::string* value) {
   assert(entry.live());
-  if (std::optional<std::string_view> cached = cache_.Find(&entry)) {
+  std::optional<std::string_view> cached =
+      use == ValueUse::kRead ? cache_.Find(&entry) : cache_.Peek(&entry);
+  if (cached) {
     value->assign(*cached);
     return Status::OK();
   }
@@ -210,7 +215,7 @@ Status KvStore::HeadValue(KeyEntry& entry, std::string* value) {
                               " of a key but the row is missing: " + row.status().ToString());
   }
   *value = std::move(row->kv.value);
-  cache_.Put(&entry, *value);
+  if (use == ValueUse::kRead) cache_.Put(&entry, *value);
   return Status::OK();
 }
 
@@ -222,7 +227,7 @@ Status KvStore::LoadVisible(KeyEntry& entry, const RevRecord& record, bool with_
     kv->mod_revision = record.main;
     kv->version = entry.version;
     kv->lease = entry.lease;
-    return with_value ? HeadValue(entry, &kv->value) : Status::OK();
+    return with_value ? HeadValue(entry, ValueUse::kRead, &kv->value) : Status::OK();
   }
   Result<RevisionRow> row = backend_->GetRow(record.main, record.sub);
   if (!row.ok()) {
@@ -262,13 +267,18 @@ Result<RangeResponse> KvStore::Range(const RangeRequest& request) {
     ++response.count;
     if (request.count_only || response.kvs.size() >= fetch_max) continue;
     KeyValue kv;
-    NATCD_RETURN_IF_ERROR(LoadVisible(*entry, *record, !request.keys_only || by_value, &kv));
+    // The head's value only once the filters passed: a filtered range need
+    // not read (nor cache) the values of the keys it leaves out.
+    const bool head = record == &entry->revs.back();
+    const bool with_value = !request.keys_only || by_value;
+    NATCD_RETURN_IF_ERROR(LoadVisible(*entry, *record, with_value && !head, &kv));
     if ((request.min_mod_revision && kv.mod_revision < request.min_mod_revision) ||
         (request.max_mod_revision && kv.mod_revision > request.max_mod_revision) ||
         (request.min_create_revision && kv.create_revision < request.min_create_revision) ||
         (request.max_create_revision && kv.create_revision > request.max_create_revision)) {
       continue;
     }
+    if (with_value && head) NATCD_RETURN_IF_ERROR(HeadValue(*entry, ValueUse::kRead, &kv.value));
     // etcd drops the values only after sorting: a keys_only read sorted by
     // value is still in value order.
     if (request.keys_only && !by_value) std::string().swap(kv.value);
@@ -319,7 +329,7 @@ Status KvStore::WritePut(const PutRequest& request, PutResponse* response) {
     event.has_prev_kv = true;
     event.prev_kv = KeyValue{request.key,    entry->create_revision, entry->revs.back().main,
                              entry->version, std::string(),          entry->lease};
-    NATCD_RETURN_IF_ERROR(HeadValue(*entry, &event.prev_kv.value));
+    NATCD_RETURN_IF_ERROR(HeadValue(*entry, ValueUse::kReplace, &event.prev_kv.value));
   }
   KeyValue& kv = event.kv;
   kv.key = request.key;
@@ -362,7 +372,7 @@ Status KvStore::WriteTombstone(KeyEntry& entry, bool want_prev, std::vector<KeyV
   event.has_prev_kv = true;
   event.prev_kv = KeyValue{event.kv.key,  entry.create_revision, entry.revs.back().main,
                            entry.version, std::string(),         entry.lease};
-  NATCD_RETURN_IF_ERROR(HeadValue(entry, &event.prev_kv.value));
+  NATCD_RETURN_IF_ERROR(HeadValue(entry, ValueUse::kReplace, &event.prev_kv.value));
   NATCD_RETURN_IF_ERROR(backend_->InsertRow(main, sub, /*tombstone=*/true, event.kv));
   if (want_prev) prev_kvs->push_back(event.prev_kv);
   if (entry.lease != 0) leases_->Detach(entry.lease, event.kv.key);
@@ -456,7 +466,7 @@ Result<bool> KvStore::EvaluateCompares(const std::vector<Compare>& compares) {
                   std::string(),
                   entry->lease};
       if (c.target == Compare::Target::kValue) {
-        NATCD_RETURN_IF_ERROR(HeadValue(*entry, &kv.value));
+        NATCD_RETURN_IF_ERROR(HeadValue(*entry, ValueUse::kRead, &kv.value));
       }
       if (!CompareMatches(c, kv)) return false;
     }

@@ -84,11 +84,16 @@ class KvStore {
   const ValueCache& value_cache() const { return cache_; }
 
  private:
+  // Why a value is wanted: a read (marks it used, caches it when it was
+  // not), or the prev_kv of a write about to replace it (neither: the
+  // write says nothing of whether the value is read, and caching the old
+  // value would evict others only to drop it at once).
+  enum class ValueUse { kRead, kReplace };
   // The value of entry's latest write, which must be live: from the cache,
-  // else from its row (then cached).
-  Status HeadValue(KeyEntry& entry, std::string* value);
+  // else from its row.
+  Status HeadValue(KeyEntry& entry, ValueUse use, std::string* value);
   // State of the key visible at record (reads the row when it is not the
-  // head); the value only when with_value.
+  // head, value included); the head's value only when with_value.
   Status LoadVisible(KeyEntry& entry, const RevRecord& record, bool with_value, KeyValue* kv);
   Status CheckReadRevision(int64_t revision) const;
   Status ValidatePut(const PutRequest& request);

@@ -1,5 +1,6 @@
 #include "mvcc/value_cache.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -7,17 +8,21 @@
 #include <stdexcept>
 
 namespace natcd {
-namespace {
 
-// What a cached value counts against the budget: its block, header included.
-size_t Charge(size_t value_size) { return sizeof(CachedValue) + value_size; }
-
-}  // namespace
+size_t ValueCache::Charge(size_t value_size) {
+  return ((sizeof(CachedValue) + value_size + 15) & ~size_t{15}) + sizeof(KeyEntry*);
+}
 
 std::optional<std::string_view> ValueCache::Find(KeyEntry* entry) {
   CachedValue* cached = entry->cached_value_;
   if (cached == nullptr) return std::nullopt;
   cached->referenced = true;
+  return cached->bytes();
+}
+
+std::optional<std::string_view> ValueCache::Peek(const KeyEntry* entry) const {
+  const CachedValue* cached = entry->cached_value_;
+  if (cached == nullptr) return std::nullopt;
   return cached->bytes();
 }
 
@@ -36,8 +41,19 @@ void ValueCache::Put(KeyEntry* entry, std::string_view value) {
     memmove(old + 1, value.data(), value.size());
     return;
   }
-  auto* block = static_cast<CachedValue*>(malloc(Charge(value.size())));
-  if (block == nullptr) throw std::bad_alloc();
+  CachedValue* block = nullptr;
+  try {
+    // The ring's room first (growing it as push_back would): once the
+    // block exists nothing may throw.
+    if (old == nullptr && ring_.size() == ring_.capacity()) {
+      ring_.reserve(std::max<size_t>(64, ring_.capacity() * 2));
+    }
+    block = static_cast<CachedValue*>(malloc(sizeof(CachedValue) + value.size()));
+    if (block == nullptr) throw std::bad_alloc();
+  } catch (...) {
+    Drop(entry);  // never leave a value the entry no longer has
+    throw;
+  }
   block->size = static_cast<uint32_t>(value.size());
   // Only reads mark a value used: a value written and never read is the
   // first to go.
@@ -48,7 +64,7 @@ void ValueCache::Put(KeyEntry* entry, std::string_view value) {
     bytes_ -= Charge(old->size);
     free(old);
   } else {
-    ring_.push_back(entry);  // may throw: nothing is changed yet but the new block
+    ring_.push_back(entry);
     block->slot = static_cast<uint32_t>(ring_.size() - 1);
   }
   entry->cached_value_ = block;

@@ -29,18 +29,27 @@ namespace natcd {
 
 class ValueCache {
  public:
-  // budget_bytes: the most the cached values may take, counting the bytes
-  // and each block's header; 0 caches nothing.
+  // budget_bytes: the most the cached values may take (see Charge); 0
+  // caches nothing.
   explicit ValueCache(size_t budget_bytes) : budget_(budget_bytes) {}
+
+  // What a value of value_size bytes counts against the budget: about what
+  // it costs, its block (header and bytes) rounded up to the allocator's
+  // 16-byte granularity, and its place in the ring.
+  static size_t Charge(size_t value_size);
   ValueCache(const ValueCache&) = delete;
   ValueCache& operator=(const ValueCache&) = delete;
 
   // The value cached for entry, marked as used, or nullopt. The view is
   // valid until the next Put or Drop.
   std::optional<std::string_view> Find(KeyEntry* entry);
+  // As Find, without marking it used: for a write that reads the value it
+  // replaces (a prev_kv), which says nothing about whether it is read.
+  std::optional<std::string_view> Peek(const KeyEntry* entry) const;
   // Caches value as entry's (replacing any it had), then evicts others down
   // to the budget. A value larger than the whole budget is not cached (and
-  // any older one of entry's is dropped). Throws std::bad_alloc.
+  // any older one of entry's is dropped). Throws std::bad_alloc, with the
+  // entry's older value dropped.
   void Put(KeyEntry* entry, std::string_view value);
   // Forgets entry's value, if cached. Must be called before the entry is
   // deleted, and whenever its value stops being the current one without a

@@ -58,7 +58,7 @@ struct BackendOptions {
   std::string path;  // the database file; created if missing
   bool sync = true;  // synchronous=FULL; false only for tests and benchmarks
   // SQLite's page cache, per database (SQLite's own default size). Reads of
-  // the latest values are served from the in-memory key index and rows are
+  // the latest values are mostly served from memory (ValueCache) and rows are
   // appended in revision order, so a bigger cache mostly holds pages nobody
   // reads again: at 64 MiB it grew with the data (about 16 MiB more RSS
   // after 100,000 writes) with no measurable gain; the OS page cache still

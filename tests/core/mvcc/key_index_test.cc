@@ -193,8 +193,7 @@ TEST(KeyIndexTest, DestroyedWithUnorderedKeys) {
 // the cursor valid.
 TEST(KeyIndexTest, CursorSurvivesWritesToEntries) {
   KeyIndex index;
-  for (int i = 0; i < 1000; ++i)
-    AddWritten(&index, "k" + std::to_string(1000 + i), 1);
+  for (int i = 0; i < 1000; ++i) AddWritten(&index, "k" + std::to_string(1000 + i), 1);
   KeyIndex::Cursor cursor = index.Range("k", "l");
   int n = 0;
   while (KeyEntry* entry = cursor.Next()) {

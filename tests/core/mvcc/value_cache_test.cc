@@ -17,8 +17,7 @@
 namespace natcd::testing {
 namespace {
 
-// What ValueCache charges a value (its block: the header, then the bytes).
-size_t Charge(size_t value_size) { return sizeof(CachedValue) + value_size; }
+size_t Charge(size_t value_size) { return ValueCache::Charge(value_size); }
 
 std::string Found(ValueCache& cache, KeyEntry* entry) {
   std::optional<std::string_view> value = cache.Find(entry);
@@ -60,7 +59,7 @@ TEST(ValueCacheTest, ValuesBeyondTheBudgetAreNotCached) {
   KeyEntry* entry = pool.Make("k");
   cache.Put(entry, "0123456789");
   EXPECT_EQ(Found(cache, entry), "0123456789");
-  cache.Put(entry, "0123456789a");  // the older, smaller value goes too
+  cache.Put(entry, std::string(30, 'x'));  // the older, smaller value goes too
   EXPECT_EQ(Found(cache, entry), "<none>");
   EXPECT_EQ(cache.bytes(), 0u);
 
@@ -88,6 +87,35 @@ TEST(ValueCacheTest, ClockEvictsUnreadFirst) {
   EXPECT_EQ(Found(cache, c), "c");
   EXPECT_EQ(Found(cache, d), "d");
   EXPECT_EQ(cache.size(), 3u);
+}
+
+// Peek (a write looking at the value it replaces) is no read: the value
+// peeked at is the first to go.
+TEST(ValueCacheTest, PeekDoesNotMarkAValueUsed) {
+  EntryPool pool;
+  ValueCache cache(3 * Charge(1));
+  KeyEntry* a = pool.Make("a");
+  KeyEntry* b = pool.Make("b");
+  KeyEntry* c = pool.Make("c");
+  KeyEntry* d = pool.Make("d");
+  cache.Put(a, "a");
+  cache.Put(b, "b");
+  cache.Put(c, "c");
+  EXPECT_EQ(*cache.Peek(a), "a");
+  EXPECT_EQ(*cache.Peek(b), "b");
+  EXPECT_EQ(Found(cache, b), "b");
+  cache.Put(d, "d");
+  EXPECT_FALSE(cache.Peek(a).has_value());
+  EXPECT_EQ(*cache.Peek(b), "b");
+}
+
+// The budget counts what a value costs beyond its bytes: the block's
+// header and rounding, and its place in the ring.
+TEST(ValueCacheTest, ChargeCountsTheBlockAndTheRing) {
+  EXPECT_GE(ValueCache::Charge(0), sizeof(CachedValue) + sizeof(void*));
+  EXPECT_EQ(ValueCache::Charge(100) % 8, 0u);
+  EXPECT_GE(ValueCache::Charge(100), 100 + sizeof(CachedValue) + sizeof(void*));
+  EXPECT_LE(ValueCache::Charge(100), 100 + sizeof(CachedValue) + sizeof(void*) + 15);
 }
 
 // Random puts, finds and drops over a few keys against a map of the last

@@ -459,10 +459,10 @@ void Simulation::ProcessReady(Member& m) {
     return Fail("member " + std::to_string(m.id) + " append: " + st.ToString());
   }
   if (rd.hard_state) m.storage.SetHardState(*rd.hard_state);
-  // As natcd's node: the hard state is written when term or vote change
-  // (such a Ready is synced) or a membership change is applied, so the
-  // commit index a member restarts with may lag far behind what it had
-  // applied, but never behind a membership change it had applied.
+  // As natcd's node: the hard state is written, and synced, when term or
+  // vote change or a membership change is applied, so the commit index a
+  // member restarts with may lag far behind what it had applied, but never
+  // behind a membership change it had applied.
   const bool applies_conf_change =
       std::any_of(rd.committed_entries.begin(), rd.committed_entries.end(),
                   [](const Entry& e) { return e.type == EntryType::kConfChange; });
@@ -471,7 +471,7 @@ void Simulation::ProcessReady(Member& m) {
       applies_conf_change) {
     m.written_hs = m.raft->hard_state();
   }
-  if (rd.must_sync) m.durable_hs = m.written_hs;
+  if (rd.must_sync || applies_conf_change) m.durable_hs = m.written_hs;
   if (crash_at == 1) return Crash(m, "after persisting, before sending");
 
   if (rd.soft_state && rd.soft_state->role == Role::kLeader) {
