@@ -45,8 +45,9 @@ Status Engine::Load() {
   if (!backend.ok()) return backend.status();
   parts_->backend = std::move(backend).value();
   parts_->leases = std::make_unique<LeaseManager>(options_.clock);
-  parts_->kv = std::make_unique<KvStore>(parts_->backend.get(), parts_->leases.get(),
-                                         KvLimits{options_.max_txn_ops, options_.value_cache_bytes});
+  parts_->kv =
+      std::make_unique<KvStore>(parts_->backend.get(), parts_->leases.get(),
+                                KvLimits{options_.max_txn_ops, options_.value_cache_bytes});
   NATCD_RETURN_IF_ERROR(parts_->backend->ScanLeases(
       [this](const LeaseRow& row) { parts_->leases->Add(row.id, row.ttl_s, row.remaining_ms); }));
   NATCD_RETURN_IF_ERROR(parts_->kv->Load());

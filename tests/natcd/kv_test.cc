@@ -1,6 +1,7 @@
 // The KV subjects over a real nats-server: put, range, delete, txn,
 // compaction, in protobuf and in JSON.
 #include "natcd/natcd_fixture.h"
+#include "natcd/natcd_helpers.h"
 
 namespace natcd::testing {
 namespace {
@@ -39,9 +40,6 @@ class KvWireNoValueCacheTest : public NatcdTest {
 };
 
 TEST_F(KvWireNoValueCacheTest, ValuesComeFromDisk) {
-  auto value_of = [](const Natcd__V1__KeyValue* kv) {
-    return std::string(reinterpret_cast<char*>(kv->value.data), kv->value.len);
-  };
   EXPECT_EQ(client_->Put("/a", "1"), 1);
   EXPECT_EQ(client_->Put("/b", std::string(5000, 'b')), 2);
   EXPECT_EQ(client_->Put("/a", "3"), 3);
@@ -50,9 +48,9 @@ TEST_F(KvWireNoValueCacheTest, ValuesComeFromDisk) {
     auto range = client_->Range("/", "0");
     ASSERT_TRUE(range);
     ASSERT_EQ(range->n_kvs, 2u);
-    EXPECT_EQ(value_of(range->kvs[0]), "3");
-    EXPECT_EQ(value_of(range->kvs[1]), std::string(5000, 'b'));
-    EXPECT_EQ(value_of(client_->Range("/a", "", 1)->kvs[0]), "1");
+    EXPECT_EQ(Str(range->kvs[0]->value), "3");
+    EXPECT_EQ(Str(range->kvs[1]->value), std::string(5000, 'b'));
+    EXPECT_EQ(Str(client_->Range("/a", "", 1)->kvs[0]->value), "1");
     if (pass == 0) {
       natcd_->Stop();
       ASSERT_TRUE(natcd_->Start());

@@ -68,45 +68,43 @@ TEST(ValueCacheTest, ValuesBeyondTheBudgetAreNotCached) {
   EXPECT_EQ(Found(none, entry), "<none>");
 }
 
-// Second chance: with room for three values, the one read survives the
-// next insert and the oldest unread one goes.
-TEST(ValueCacheTest, ClockEvictsUnreadFirst) {
-  EntryPool pool;
-  ValueCache cache(3 * Charge(1));
-  KeyEntry* a = pool.Make("a");
-  KeyEntry* b = pool.Make("b");
-  KeyEntry* c = pool.Make("c");
-  KeyEntry* d = pool.Make("d");
-  cache.Put(a, "a");
-  cache.Put(b, "b");
-  cache.Put(c, "c");
-  EXPECT_EQ(Found(cache, a), "a");
-  cache.Put(d, "d");
-  EXPECT_EQ(Found(cache, a), "a");
-  EXPECT_EQ(Found(cache, b), "<none>");
-  EXPECT_EQ(Found(cache, c), "c");
-  EXPECT_EQ(Found(cache, d), "d");
-  EXPECT_EQ(cache.size(), 3u);
+// Room for three one-byte values, a, b and c cached, d not yet.
+class ValueCacheClockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache_.Put(a_, "a");
+    cache_.Put(b_, "b");
+    cache_.Put(c_, "c");
+  }
+  EntryPool pool_;
+  ValueCache cache_{3 * Charge(1)};
+  KeyEntry* a_ = pool_.Make("a");
+  KeyEntry* b_ = pool_.Make("b");
+  KeyEntry* c_ = pool_.Make("c");
+  KeyEntry* d_ = pool_.Make("d");
+};
+
+// Second chance: the one read survives the next insert and the oldest
+// unread one goes.
+TEST_F(ValueCacheClockTest, EvictsUnreadFirst) {
+  EXPECT_EQ(Found(cache_, a_), "a");
+  cache_.Put(d_, "d");
+  EXPECT_EQ(Found(cache_, a_), "a");
+  EXPECT_EQ(Found(cache_, b_), "<none>");
+  EXPECT_EQ(Found(cache_, c_), "c");
+  EXPECT_EQ(Found(cache_, d_), "d");
+  EXPECT_EQ(cache_.size(), 3u);
 }
 
 // Peek (a write looking at the value it replaces) is no read: the value
 // peeked at is the first to go.
-TEST(ValueCacheTest, PeekDoesNotMarkAValueUsed) {
-  EntryPool pool;
-  ValueCache cache(3 * Charge(1));
-  KeyEntry* a = pool.Make("a");
-  KeyEntry* b = pool.Make("b");
-  KeyEntry* c = pool.Make("c");
-  KeyEntry* d = pool.Make("d");
-  cache.Put(a, "a");
-  cache.Put(b, "b");
-  cache.Put(c, "c");
-  EXPECT_EQ(*cache.Peek(a), "a");
-  EXPECT_EQ(*cache.Peek(b), "b");
-  EXPECT_EQ(Found(cache, b), "b");
-  cache.Put(d, "d");
-  EXPECT_FALSE(cache.Peek(a).has_value());
-  EXPECT_EQ(*cache.Peek(b), "b");
+TEST_F(ValueCacheClockTest, PeekDoesNotMarkAValueUsed) {
+  EXPECT_EQ(*cache_.Peek(a_), "a");
+  EXPECT_EQ(*cache_.Peek(b_), "b");
+  EXPECT_EQ(Found(cache_, b_), "b");
+  cache_.Put(d_, "d");
+  EXPECT_FALSE(cache_.Peek(a_).has_value());
+  EXPECT_EQ(*cache_.Peek(b_), "b");
 }
 
 // The budget counts what a value costs beyond its bytes: the block's
