@@ -265,6 +265,7 @@ struct Member::Impl {
   bool is_cluster() const { return conf_now().voters.size() + conf_now().learners.size() > 1; }
   void Enqueue(Item item);
   void Loop();
+  void Turn(std::vector<Item> batch);
   void Shutdown();
   void Take(Item item, std::vector<Answer>* answers);
   void Handle(std::unique_ptr<Request> request, std::vector<Answer>* answers);
@@ -1072,17 +1073,22 @@ void Member::Impl::StartSnapshot(raft::Message m) {
   out->path = DataDir(options.engine.db_path) + "/snapshot-for-" + Hex(to) + ".db";
   OutgoingSnapshot* raw = out.get();
   const std::string db_path = options.engine.db_path;
-  out->copier = std::thread([raw, db_path] {
+  auto copy = [raw, db_path] {
     raw->copy = WriteDatabaseSnapshot(db_path, raw->path);
     raw->copied.store(true);
-  });
+  };
+  if (options.copy_snapshots_on_member_thread) {
+    copy();
+  } else {
+    out->copier = std::thread(copy);
+  }
   fprintf(stderr, "natcd %s: sending a snapshot to %s\n", options.name.c_str(), Hex(to).c_str());
   outgoing_snapshots.emplace(to, std::move(out));
 }
 
 void Member::Impl::AbandonSnapshots() {
   for (auto& [to, out] : outgoing_snapshots) {
-    out->copier.join();
+    if (out->copier.joinable()) out->copier.join();
     if (raft && leader) raft->ReportSnapshot(to, /*failed=*/true);
     (void)RemoveFileIfExists(out->path);
   }
@@ -1100,7 +1106,7 @@ void Member::Impl::PumpSnapshots() {
     }
     Status failed;
     if (out.sender == nullptr) {
-      out.copier.join();
+      if (out.copier.joinable()) out.copier.join();
       if (!out.copy.ok()) {
         failed = out.copy.status();
       } else if (auto conf = conf_history.upper_bound(*out.copy); conf == conf_history.begin()) {
@@ -1343,8 +1349,25 @@ void Member::Impl::Deliver(std::vector<Answer>* answers, const Status& committed
   answers->clear();
 }
 
-void Member::Impl::Loop() {
+void Member::Impl::Turn(std::vector<Item> batch) {
   std::vector<Answer> answers;
+  for (Item& item : batch) Take(std::move(item), &answers);
+  Tick();
+  Timers();
+  RetryWaiting(&answers);
+  ConfirmReads(&answers);
+  FlushProposals(&answers);
+  ProcessReady(&answers);
+  PumpSnapshots();
+  // Idle turns still remove compacted rows and expired request ids.
+  Status committed = engine->Commit();
+  Deliver(&answers, committed);
+  PublishEvents();
+  engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
+  for (FrontEnd* f : front_ends) f->AfterTurn();
+}
+
+void Member::Impl::Loop() {
   for (;;) {
     std::vector<Item> batch;
     const bool more_sync = engine->watches().unsynced_size() > 0;
@@ -1356,20 +1379,7 @@ void Member::Impl::Loop() {
       batch.swap(queue);
       if (stopping && batch.empty()) break;
     }
-    for (Item& item : batch) Take(std::move(item), &answers);
-    Tick();
-    Timers();
-    RetryWaiting(&answers);
-    ConfirmReads(&answers);
-    FlushProposals(&answers);
-    ProcessReady(&answers);
-    PumpSnapshots();
-    // Idle turns still remove compacted rows and expired request ids.
-    Status committed = engine->Commit();
-    Deliver(&answers, committed);
-    PublishEvents();
-    engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
-    for (FrontEnd* f : front_ends) f->AfterTurn();
+    Turn(std::move(batch));
   }
   Shutdown();
 }
@@ -1455,6 +1465,39 @@ void Member::Stop() {
   }
   // The Raft log's statements live on the engine's connection: finalized
   // before the engine closes it.
+  impl.raft.reset();
+  impl.raft_storage.reset();
+  impl.engine.reset();
+}
+
+void Member::RunOneTurn() {
+  std::vector<Impl::Item> batch;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    batch.swap(impl_->queue);
+  }
+  impl_->Turn(std::move(batch));
+}
+
+void Member::TEST_Crash() {
+  Impl& impl = *impl_;
+  impl.stopped = true;
+  for (auto& [to, out] : impl.outgoing_snapshots) {
+    if (out->copier.joinable()) out->copier.join();
+  }
+  impl.outgoing_snapshots.clear();
+  impl.snapshot_receiver.reset();
+  // Held requests go unanswered, as in a crash: their clients time out.
+  impl.proposals.clear();
+  impl.waiting_for_leader.clear();
+  impl.reads_to_confirm.clear();
+  impl.reads_confirming.clear();
+  impl.reads_confirmed.clear();
+  impl.moving_leader.clear();
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    impl.queue.clear();
+  }
   impl.raft.reset();
   impl.raft_storage.reset();
   impl.engine.reset();

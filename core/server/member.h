@@ -71,6 +71,10 @@ struct MemberOptions {
   // --snapshot-count and its catch-up entries).
   uint64_t snapshot_entries = 10'000;
   uint64_t snapshot_catchup_entries = 5'000;
+  // A snapshot for a member far behind copies the database on a thread of
+  // its own, so the member keeps serving; a caller that needs every step
+  // deterministic (the simulator) copies on the member thread instead.
+  bool copy_snapshots_on_member_thread = false;
 };
 
 class Member {
@@ -94,6 +98,15 @@ class Member {
   // cancels every watch with a reason, flushes events, closes the database.
   // Front ends stop submitting first. Idempotent.
   void Stop();
+
+  // For a caller that drives the member itself instead of Start() (the
+  // simulator): one turn on the calling thread, over what is queued,
+  // without waiting. Never together with Start().
+  void RunOneTurn();
+  // Test hook: the process dies here. Nothing more is answered, written or
+  // sent; the database is closed as a crash leaves it (what the last turn
+  // committed is what a restart finds). The member is unusable after it.
+  void TEST_Crash();
 
   // Thread-safe: queue for the member thread.
   void Submit(std::unique_ptr<Request> request);
