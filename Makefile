@@ -26,7 +26,13 @@ endif
 CXX := g++
 CC := gcc
 WARN := -Wall -Wextra -Werror
-CXXFLAGS := -std=c++20 -O2 -g $(WARN) -I. -Icore/include -Icore -Itests -I$(BUILD)/gen
+# Include paths are per library: core/ sees only its own headers (so an
+# include of an adapter's, a generated protobuf-c or a gRPC header fails to
+# compile there), everything else sees the whole tree. check-core-includes
+# also refuses system NATS, protobuf-c and gRPC headers in core/.
+CORE_INCLUDES := -Icore/include -Icore
+TREE_INCLUDES := -I. $(CORE_INCLUDES) -Itests -I$(BUILD)/gen
+CXXFLAGS := -std=c++20 -O2 -g $(WARN)
 CFLAGS := -std=c11 -O2 -g $(WARN) -Iadapters -I$(BUILD)/gen
 LDFLAGS :=
 ifneq ($(SANITIZE),)
@@ -85,17 +91,28 @@ deps:
 	    echo "npm ci failed: the nats.js test will be skipped"; \
 	fi
 
+$(BUILD)/obj/core/%.o: core/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(CORE_INCLUDES) $(DEPFLAGS) -c $< -o $@
+
 $(BUILD)/obj/%.o: %.cc
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CXX) $(CXXFLAGS) $(TREE_INCLUDES) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(CORE_LIB): $(CORE_OBJS)
+$(CORE_LIB): $(CORE_OBJS) | check-core-includes
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+
+# The engine, Raft and the member are transport-neutral (DESIGN.md): no
+# NATS, protobuf-c or gRPC header in core/, not even a system one.
+.PHONY: check-core-includes
+check-core-includes:
+	@if grep -rnE '^\s*#\s*include\s*[<"](nats/|protobuf-c/|grpc|google/protobuf|adapters/)' core; then \
+	  echo "core/ must not include NATS, protobuf-c, gRPC or adapter headers"; exit 1; fi
 
 $(CORE_TESTS): $(CORE_TEST_OBJS) $(CORE_LIB)
 	@mkdir -p $(dir $@)

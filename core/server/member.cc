@@ -338,7 +338,7 @@ Status Member::Impl::OpenEngine() {
 // The Raft log lives in the engine's database (open the engine first).
 Status Member::Impl::OpenRaftStorage() {
   Result<std::unique_ptr<raft::SqliteRaftStorage>> storage =
-      raft::SqliteRaftStorage::Open(&engine->backend());
+      engine->OpenRaftLog();
   if (!storage.ok()) return storage.status();
   raft_storage = std::move(storage).value();
   // Names recorded by this database (founders, members added since; a
@@ -973,7 +973,7 @@ void Member::Impl::ProcessReady(std::vector<Answer>* answers) {
     if (rd.entries.empty() && rd.snapshot.empty() && !applies_conf_change &&
         (!rd.hard_state || (rd.hard_state->term == synced_hard_state.term &&
                             rd.hard_state->vote == synced_hard_state.vote))) {
-      (void)engine->backend().SkipSyncOfNextCommit();
+      (void)engine->SkipSyncOfNextCommit();
     }
     Status s;
     if (!rd.snapshot.empty() && rd.snapshot.meta.index > 1) {
@@ -1016,7 +1016,7 @@ void Member::Impl::ProcessReady(std::vector<Answer>* answers) {
     // One fsync: the log entries, the hard state and the state they
     // produced are durable before any message or answer depends on them.
     if (s.ok()) s = engine->Commit();
-    if (s.ok()) s = engine->backend().EndSkipSync();
+    if (s.ok()) s = engine->EndSkipSync();
     if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
     if (!s.ok()) {
       // The engine refuses everything from now on (health() says why);
