@@ -610,8 +610,9 @@ Status Node::Impl::Subscribe() {
   };
   for (auto& endpoint : endpoints) {
     NATCD_RETURN_IF_ERROR(subscribe(endpoint->subject(), endpoint->queue_group(), endpoint.get()));
-    // Requests other members hand to this one as their leader.
-    if (LeaderOnly(endpoint->kind())) {
+    // Requests other members hand to this one as their leader, and the
+    // status a client asks of this member by its ID (`endpoint status --cluster`).
+    if (LeaderOnly(endpoint->kind()) || endpoint->kind() == EndpointKind::kStatus) {
       std::string suffix(RequestSuffix(endpoint->subject(), options.prefix));
       NATCD_RETURN_IF_ERROR(
           subscribe(ForwardPrefix(options.prefix, header.member_id) + suffix, "", endpoint.get()));
