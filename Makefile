@@ -27,7 +27,10 @@ CXX := g++
 CC := gcc
 WARN := -Wall -Wextra -Werror
 CXXFLAGS := -std=c++20 -O2 -g $(WARN) -I. -Icore/include -Icore -Itests -I$(BUILD)/gen
-CFLAGS := -std=c11 -O2 -g $(WARN) -Iadapters -I$(BUILD)/gen
+# The C client library's public header, "natcd/client.h" (its own include
+# directory: -I for it exposes nothing else of the tree).
+CLIENT_INCLUDE := -Iadapters/nats/client/include
+CFLAGS := -std=c11 -O2 -g $(WARN) $(CLIENT_INCLUDE) -I$(BUILD)/gen
 LDFLAGS :=
 ifneq ($(SANITIZE),)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

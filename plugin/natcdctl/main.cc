@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "adapters/nats/natcd.pb-c.h"
-#include "nats/natcd_client.h"
+#include "natcd/client.h"
 #include "plugin/common/nats_auth.h"
 #include "plugin/natcdctl/format.h"
 #include "plugin/natcdctl/printer.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "nats/natcd_client.h"
+#include "natcd/client.h"
 
 namespace natcdctl {
 
