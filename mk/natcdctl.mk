@@ -20,7 +20,6 @@ CHECK_TARGETS += check-natcdctl
 
 # The library's public header is "natcd/client.h" ($(CLIENT_INCLUDE)).
 $(NATCDCTL_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
-$(NATCDCTL_OBJS) $(NATCDCTL_TEST_OBJS): | $(NATS_PB_H)
 # GCC 12 warns falsely inside <regex> at -O1 (the sanitizer build).
 $(NATCDCTL_TEST_OBJS): CXXFLAGS += -Wno-maybe-uninitialized
 
