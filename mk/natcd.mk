@@ -53,6 +53,7 @@ ALL_TARGETS += $(NATCD_TESTS)
 CHECK_TARGETS += check-natcd
 
 $(NATCD_TEST_OBJS): | $(NATS_PB_H)
+$(NATCD_TEST_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 
 # The cluster tests follow a watch with natcd's C client (its resume logic).
 $(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)

@@ -250,8 +250,10 @@ Status NatsFrontEnd::Subscribe() {
   };
   for (auto& endpoint : endpoints_) {
     NATCD_RETURN_IF_ERROR(subscribe(endpoint->subject(), endpoint->queue_group(), endpoint.get()));
-    // Requests other members hand to this one as their leader.
-    if (LeaderOnlyKind(endpoint->kind())) {
+    // Requests other members hand to this one as their leader, and the
+    // status a client asks of this member by its ID (`endpoint status
+    // --cluster`).
+    if (LeaderOnlyKind(endpoint->kind()) || endpoint->kind() == EndpointKind::kStatus) {
       std::string suffix(RequestSuffix(endpoint->subject(), options_.prefix));
       NATCD_RETURN_IF_ERROR(subscribe(
           ForwardPrefix(options_.prefix, reply_.header.member_id) + suffix, "", endpoint.get()));
