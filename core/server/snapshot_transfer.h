@@ -43,8 +43,8 @@
 #include <optional>
 #include <string>
 
-#include "server/snapshot_chunk.h"
 #include "natcd/status.h"
+#include "server/snapshot_chunk.h"
 
 namespace natcd::server {
 

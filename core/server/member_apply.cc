@@ -1,0 +1,123 @@
+// Member: committed log entries into the engine, and the outcomes
+// remembered for idempotent retries (see member_impl.h).
+#include <cstdio>
+
+#include "server/member_identity.h"
+#include "server/member_impl.h"
+#include "server/request_outcome.h"
+
+namespace natcd::server {
+namespace {
+
+WriteKind WriteKindOf(const RequestPayload& p) {
+  if (std::holds_alternative<PutRequest>(p)) return WriteKind::kPut;
+  if (std::holds_alternative<DeleteRangeRequest>(p)) return WriteKind::kDeleteRange;
+  if (std::holds_alternative<TxnRequest>(p)) return WriteKind::kTxn;
+  if (std::holds_alternative<CompactionRequest>(p)) return WriteKind::kCompaction;
+  if (std::holds_alternative<LeaseGrantRequest>(p)) return WriteKind::kLeaseGrant;
+  return WriteKind::kLeaseRevoke;
+}
+
+Result<Response> ToResponse(Result<WriteResponse> written) {
+  if (!written.ok()) return written.status();
+  return std::visit(
+      [](auto&& r) -> Result<Response> {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_constructible_v<Response, T>) {
+          return Response(std::move(r));
+        } else {
+          return Status::Internal("an internal entry has no client response");
+        }
+      },
+      std::move(written).value());
+}
+
+}  // namespace
+
+// The answer remembered for a request id (a retry), or nullopt.
+std::optional<Result<Response>> Member::Impl::Remembered(const Request& request) {
+  if (request.request_id.empty()) return std::nullopt;
+  const std::string* outcome = engine->FindRequest(request.request_id);
+  if (outcome == nullptr) return std::nullopt;
+  return ToResponse(DecodeOutcome(*outcome, WriteKindOf(request.payload)));
+}
+
+void Member::Impl::ApplyConfChange(const raft::Entry& entry, Answers* answers) {
+  raft::ConfChange cc;
+  if (!raft::DecodeConfChange(entry.data, &cc)) return;
+  membership.Record(entry.index, raft->ApplyConfChange(cc));
+  const ConfChangeContext context = DecodeConfChangeContext(cc.context);
+  if (!context.member_name.empty()) {
+    membership.SetName(cc.node_id, context.member_name);
+    // Recorded with the applied entry (one transaction), so the name
+    // outlives the log entry that brought it.
+    Status recorded = raft_storage->SetMemberName(cc.node_id, context.member_name);
+    if (!recorded.ok()) {
+      fprintf(stderr, "natcd %s: recording member %s: %s\n", options.name.c_str(),
+              context.member_name.c_str(), recorded.ToString().c_str());
+    }
+  }
+  if (context.origin_member != options.member_id) return;
+  std::unique_ptr<Request> request = proposals.Take(context.origin_seq);
+  if (request == nullptr) return;
+  std::vector<MemberInfo> members = membership.Members(raft->conf_state());
+  if (std::holds_alternative<MemberAddRequest>(request->payload)) {
+    MemberAddResponse r{Now(), MemberInfo{cc.node_id, context.member_name, false}, members};
+    for (const MemberInfo& m : members) {
+      if (m.id == cc.node_id) r.member = m;
+    }
+    Answer_(answers, std::move(request), Response(std::move(r)));
+  } else {
+    Answer_(answers, std::move(request), Response(MembershipResponse{Now(), std::move(members)}));
+  }
+}
+
+void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
+  if (entry.type == raft::EntryType::kConfChange) {
+    ApplyConfChange(entry, answers);
+    return;
+  }
+  if (entry.data.empty()) return;
+  LogCommand command;
+  if (std::optional<LogCommand> proposed = proposed_commands.Take(entry.index, entry.term)) {
+    command = std::move(*proposed);
+  } else if (Status s = DecodeLogCommand(entry.data, &command); !s.ok()) {
+    // Only natcd writes entries: this is a bug or a corrupt log. Skipping
+    // keeps every member identical (they all skip it).
+    fprintf(stderr, "natcd: log entry %llu does not decode: %s\n",
+            static_cast<unsigned long long>(entry.index), s.ToString().c_str());
+    return;
+  }
+  // Not the engine's (so read again from the kept log after a restart).
+  if (command.events_published) {
+    continuity.OnRecorded(*command.events_published);
+    return;
+  }
+  if (engine->AlreadyApplied(entry.index)) return;
+  std::unique_ptr<Request> request;
+  if (command.origin_member == options.member_id) request = proposals.Take(command.origin_seq);
+  // The same request id proposed twice (a retry raced the first attempt):
+  // applied once, on every member alike.
+  if (!command.request_id.empty() && engine->FindRequest(command.request_id) != nullptr) {
+    if (request != nullptr) {
+      std::optional<Result<Response>> remembered = Remembered(*request);
+      Answer_(answers, std::move(request), std::move(*remembered), true);
+    }
+    return;
+  }
+  Result<WriteResponse> response = engine->Apply(command.request, entry.index);
+  // Remember the outcome of what was applied (a deterministic error
+  // included), never that of a request the engine could not process.
+  Status remembered;
+  if (!command.request_id.empty() && engine->health().ok()) {
+    remembered = engine->RememberRequest(command.request_id, command.request_expires_ms,
+                                         EncodeOutcome(response));
+  }
+  // The leader's own entries (expiry, checkpoints, compaction) have no
+  // client: nothing to answer.
+  if (request == nullptr) return;
+  Answer_(answers, std::move(request),
+          remembered.ok() ? ToResponse(std::move(response)) : remembered, true);
+}
+
+}  // namespace natcd::server

@@ -1,0 +1,82 @@
+// Member: what the leader decides for everyone (lease expiry and
+// checkpoints, auto-compaction), what a new leader owes the leases, and
+// the timers of every member (see member_impl.h).
+#include <algorithm>
+
+#include "server/member_impl.h"
+
+namespace natcd::server {
+namespace {
+
+// How often the front ends' Tick runs (watch heartbeats and reclaiming;
+// their own periods are longer).
+constexpr int64_t kFrontEndTickMs = 100;
+
+}  // namespace
+
+void Member::Impl::Timers() {
+  const int64_t now = clock->MonotonicMs();
+  // Lease expiry, checkpoints and compaction are decided by the leader and
+  // replicated as entries, so every member deletes the same keys at the
+  // same revision.
+  if (leader && !leases_paused && now >= next_lease_check_ms) {
+    next_lease_check_ms = now + options.lease_check_interval_ms;
+    auto propose = [this](WriteRequest request) {
+      LogCommand command;
+      command.request = std::move(request);
+      Propose(std::move(command));
+    };
+    if (std::optional<LeaseExpireRequest> due = engine->ExpiredLeases()) propose(*due);
+    const bool scan_all = now >= next_checkpoint_ms;
+    if (scan_all) next_checkpoint_ms = now + options.lease_checkpoint_interval_ms;
+    if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints(scan_all)) {
+      propose(*due);
+    }
+  }
+  if (leader && events != nullptr) {
+    continuity.MaybeRecord(now, options.heartbeat_interval_ms, *events, membership.is_cluster());
+  }
+  if (leader) {
+    if (std::optional<int64_t> due =
+            compactor->Due(now, engine->revision(), engine->CompactRevision())) {
+      LogCommand command;
+      command.request = CompactionRequest{*due, false};
+      Propose(std::move(command));
+    }
+  }
+  if (now >= next_front_end_tick_ms) {
+    next_front_end_tick_ms = now + kFrontEndTickMs;
+    for (FrontEnd* f : front_ends) f->Tick();
+  }
+  if (now >= next_progress_ms) {
+    if (next_progress_ms != 0) engine->watches().NotifyProgressAll();
+    next_progress_ms = now + options.watch_progress_interval_ms;
+  }
+}
+
+void Member::Impl::BecameLeader(bool now_leader) {
+  if (now_leader == leader) return;
+  leader = now_leader;
+  leader_now.store(leader);
+  const int64_t now = clock->MonotonicMs();
+  if (leader) {
+    // Every lease gets its replicated deadline, plus the time no leader was
+    // reachable, plus an election timeout: its holder may have been
+    // renewing with the old leader until just now (what that leader did
+    // not checkpoint yet is at most half a TTL: lease_manager.h).
+    const raft::ConfState cs = raft->conf_state();
+    const bool several_voters = cs.voters.size() > 1;
+    const int64_t grace = several_voters ? options.election_timeout_ms : 0;
+    engine->PromoteLeases(grace + std::max<int64_t>(0, now - leader_contact_ms));
+    continuity.BecameLeader(now, raft->last_index(), engine->CurrentRevision(), several_voters,
+                            membership.is_cluster(), options.heartbeat_interval_ms, events);
+  } else {
+    engine->DemoteLeases();
+    shipper.Abandon(raft.get());
+    proposed_commands.Clear();
+  }
+  for (FrontEnd* f : front_ends) f->LeadershipChanged(leader);
+  leader_contact_ms = now;
+}
+
+}  // namespace natcd::server

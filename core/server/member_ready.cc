@@ -1,0 +1,201 @@
+// Member: the one Ready loop, ticks, log compaction, and installing a
+// snapshot from the leader (see member_impl.h).
+#include <algorithm>
+#include <cstdio>
+
+#include "server/member_impl.h"
+#include "storage/durable_file.h"
+
+namespace natcd::server {
+namespace {
+
+std::string Hex(NodeId id) {
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+}  // namespace
+
+void Member::Impl::Tick() {
+  const int64_t now = clock->MonotonicMs();
+  if (next_tick_ms == 0) next_tick_ms = now + options.heartbeat_interval_ms;
+  // A turn that took longer than a tick catches up (bounded: a long stall
+  // must not become a burst of elections).
+  for (int i = 0; i < 3 && now >= next_tick_ms; i++) {
+    raft->Tick();
+    next_tick_ms += options.heartbeat_interval_ms;
+  }
+  if (now >= next_tick_ms) next_tick_ms = now + options.heartbeat_interval_ms;
+}
+
+void Member::Impl::Send(const raft::Message& m) {
+  if (transport == nullptr || !transport->SendRaft(m)) raft->ReportUnreachable(m.to);
+}
+
+SnapshotShipper::Leader Member::Impl::ShipperLeader() {
+  return SnapshotShipper::Leader{raft.get(), raft_storage.get(), &membership.history(),
+                                 [this](const raft::Message& m) { Send(m); }};
+}
+
+// Persist, send (a leader's appends before its own fsync), apply, commit,
+// Advance: etcd-raft's protocol (doc.go), once per Ready, a few Readies a
+// turn.
+void Member::Impl::ProcessReady(Answers* answers) {
+  for (int round = 0; round < 16 && raft->HasReady(); round++) {
+    raft::Ready rd = raft->GetReady();
+    // A leader sends its appends and heartbeats before its own fsync, so
+    // the followers write in parallel with it (Raft thesis 10.2.1). Safe
+    // because an acknowledgement is only counted in a later turn of this
+    // loop, after this fsync; and the commit index they carry only counts
+    // entries already durable here. Everything else (votes,
+    // acknowledgements) waits for the fsync.
+    if (raft->role() == raft::Role::kLeader) {
+      for (raft::Message& m : rd.messages) {
+        if (m.type == raft::MessageType::kApp || m.type == raft::MessageType::kHeartbeat) {
+          Send(m);
+          m.to = raft::kNoNode;  // sent
+        }
+      }
+    }
+    const bool applies_conf_change =
+        std::any_of(rd.committed_entries.begin(), rd.committed_entries.end(),
+                    [](const raft::Entry& e) { return e.type == raft::EntryType::kConfChange; });
+    // A Ready that only applies committed entries (and moves the commit
+    // index) needs no fsync: those entries are durable in the log already,
+    // and a crash would apply them again. Except a membership change: the
+    // hard state written with it (below) must survive a power loss too.
+    if (rd.entries.empty() && rd.snapshot.empty() && !applies_conf_change &&
+        (!rd.hard_state || (rd.hard_state->term == synced_hard_state.term &&
+                            rd.hard_state->vote == synced_hard_state.vote))) {
+      (void)engine->SkipSyncOfNextCommit();
+    }
+    Status s;
+    if (!rd.snapshot.empty() && rd.snapshot.meta.index > 1) {
+      // The leader's database arrived whole (see Take): it becomes this
+      // member's, and Raft starts again from it (this Ready is void).
+      s = InstallSnapshot(rd.snapshot.meta);
+      if (!s.ok()) {
+        fprintf(stderr, "natcd %s: installing the snapshot failed: %s\n", options.name.c_str(),
+                s.ToString().c_str());
+      }
+      return;
+    }
+    if (!rd.snapshot.empty()) {
+      // The cluster's first snapshot: the empty state this new member
+      // already has.
+      s = raft_storage->ApplySnapshot(rd.snapshot.meta);
+      applied_index = snapshot_index = rd.snapshot.meta.index;
+    }
+    if (s.ok()) s = raft_storage->Append(rd.entries);
+    // Raft needs term and vote durable. The commit index only has to cover
+    // the membership changes applied: a restarted member re-applies the
+    // log from its snapshot up to it, and its configuration must not fall
+    // back to one without them (the simulation finds clusters that can
+    // never elect a leader again otherwise). Past that it is a hint, learned
+    // again from the leader (or as a sole voter from its own next entry),
+    // and the engine skips the entries it already applied when Raft hands
+    // them back. So a Ready that only moves the commit index leaves the
+    // stored hard state alone: a WAL page less in the commit of every write.
+    if (s.ok() && ((rd.hard_state && (rd.hard_state->term != synced_hard_state.term ||
+                                      rd.hard_state->vote != synced_hard_state.vote)) ||
+                   applies_conf_change)) {
+      s = raft_storage->SetHardState(raft->hard_state());
+    }
+    if (s.ok()) {
+      for (const raft::Entry& e : rd.committed_entries) {
+        ApplyEntry(e, answers);
+        applied_index = e.index;
+      }
+    }
+    // One fsync: the log entries, the hard state and the state they
+    // produced are durable before any message or answer depends on them.
+    if (s.ok()) s = engine->Commit();
+    if (s.ok()) s = engine->EndSkipSync();
+    if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
+    if (!s.ok()) {
+      // The engine refuses everything from now on (health() says why);
+      // members elect another leader.
+      for (Answer& a : *answers) {
+        if (a.is_write && a.response.ok()) a.response = s;
+      }
+      return;
+    }
+    for (raft::Message& m : rd.messages) {
+      if (m.to == raft::kNoNode) continue;  // sent before the fsync
+      if (m.type == raft::MessageType::kSnap) {
+        // The cluster's first snapshot is the empty state: a new member
+        // installs it and gets everything else from the log. Any later one
+        // means shipping this member's database first.
+        if (m.snapshot.meta.index != 1 || raft_storage->booted_over_existing_data()) {
+          shipper.Start(std::move(m));
+          continue;
+        }
+        raft->ReportSnapshot(m.to, /*failed=*/false);
+      }
+      Send(m);
+    }
+    reads.OnReadStates(rd.read_states);
+    if (rd.soft_state) {
+      fprintf(stderr, "natcd %s: %s, term %llu, leader %s\n", options.name.c_str(),
+              raft::RoleName(rd.soft_state->role), static_cast<unsigned long long>(raft->term()),
+              rd.soft_state->lead ? Hex(rd.soft_state->lead).c_str() : "none");
+      lead_now.store(rd.soft_state->lead);
+      BecameLeader(rd.soft_state->role == raft::Role::kLeader);
+    }
+    raft->Advance(rd);
+  }
+  raft_term = raft->term();
+  term_now.store(raft_term);
+  ServeConfirmedReads(answers);
+  AnswerMovedLeader(answers);
+  MaybeCompactLog();
+}
+
+void Member::Impl::MaybeCompactLog() {
+  if (applied_index < snapshot_index + options.snapshot_entries) return;
+  // The state machine's snapshot is the database itself: only record how
+  // far it is, and keep some entries for members a little behind.
+  raft::SnapshotMeta meta;
+  meta.index = applied_index;
+  meta.conf_state = raft->conf_state();
+  const uint64_t compact_to = applied_index > options.snapshot_catchup_entries
+                                  ? applied_index - options.snapshot_catchup_entries
+                                  : 0;
+  if (raft_storage->CreateSnapshot(meta, compact_to).ok()) snapshot_index = applied_index;
+}
+
+Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
+  const raft::HardState hard_state = raft->hard_state();
+  // Everything built on the old database goes: watches end with a reason
+  // (clients re-create them from their last revision + 1).
+  engine->watches().CancelAll("member restored from the leader's snapshot");
+  for (FrontEnd* f : front_ends) f->Detach();
+  raft.reset();
+  raft_storage.reset();
+  engine.reset();
+  const std::string received = shipper.received_path();
+  Status s = raft::SqliteRaftStorage::PrepareReceivedSnapshot(received, meta, hard_state);
+  if (s.ok()) {
+    const std::string& db = options.engine.db_path;
+    s = RemoveFileIfExists(db + "-wal");
+    if (s.ok()) s = RemoveFileIfExists(db + "-shm");
+    if (s.ok()) s = RenameDurably(received, db);
+  }
+  shipper.ForgetReceived();
+  // Whether it worked or not, open what is there (a failed install left the
+  // old database in place) and go on.
+  NATCD_RETURN_IF_ERROR(OpenEngine());
+  NATCD_RETURN_IF_ERROR(OpenRaftStorage());
+  NATCD_RETURN_IF_ERROR(CreateRaft());
+  for (FrontEnd* f : front_ends) f->Attach(engine.get());
+  leader = false;
+  leader_now.store(false);
+  continuity.Reset();
+  fprintf(stderr, "natcd %s: installed the leader's snapshot at index %llu (revision %lld)\n",
+          options.name.c_str(), static_cast<unsigned long long>(meta.index),
+          static_cast<long long>(engine->revision()));
+  return s;
+}
+
+}  // namespace natcd::server

@@ -1,0 +1,53 @@
+// Membership: who the members are (their names, recorded in the database
+// with each applied change so they survive restarts and compaction), the
+// configuration as of recent log indexes (a snapshot at index i carries the
+// one in force at i), and the checks etcd makes before a membership change
+// or a leadership transfer is proposed, with etcd's errors.
+//
+// Thread safety: none; the member thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "natcd/status.h"
+#include "raft/raft.h"
+#include "server/request.h"
+
+namespace natcd::server {
+
+class Membership {
+ public:
+  void SetName(NodeId id, std::string name) { names_[id] = std::move(name); }
+  const std::map<NodeId, std::string>& names() const { return names_; }
+  // The members of `cs`, voters first, each with its name (its ID in hex
+  // when none is known).
+  std::vector<MemberInfo> Members(const raft::ConfState& cs) const;
+
+  // The configuration from `index` on: ResetHistory when Raft starts over
+  // (open, snapshot install), Record for each applied change.
+  void ResetHistory(uint64_t index, raft::ConfState cs) { history_ = {{index, std::move(cs)}}; }
+  void Record(uint64_t index, raft::ConfState cs);
+  const std::map<uint64_t, raft::ConfState>& history() const { return history_; }
+  const raft::ConfState& now() const { return history_.rbegin()->second; }
+  // More than one member (voters and learners).
+  bool is_cluster() const { return now().voters.size() + now().learners.size() > 1; }
+
+  // The change a MemberAdd/Remove/Promote request asks for, checked against
+  // the membership Raft has now (a learner is promoted only once in sync:
+  // within 100 entries of the commit index, as etcd). *name: the name an
+  // added member goes by.
+  static Result<raft::ConfChange> Prepare(const RequestPayload& payload, const raft::Raft& raft,
+                                          std::string* name);
+  // A leadership transfer to `target`: only to a voter (etcd's answer for
+  // an unknown member and for a learner alike).
+  static Status CheckTransferee(NodeId target, const raft::ConfState& cs);
+
+ private:
+  std::map<NodeId, std::string> names_;
+  std::map<uint64_t, raft::ConfState> history_;
+};
+
+}  // namespace natcd::server
