@@ -186,8 +186,43 @@ std::string TodaysEncoding(const server::LogCommand& c) {
   return bytes.ok() ? bytes.value() : "";
 }
 
+// Whether any enum field in bytes (a message of `shape`: 0 LogCommand, 1
+// TxnRequest, 2 Compare, 3 RequestOp, 4 RangeRequest) holds a negative
+// value. Today's decoder then reads an enum outside its range (undefined
+// behaviour that UBSan stops on: raft_codec.cc's switch on m->kind,
+// convert.cc's range checks), so such bytes are checked on core's side
+// only (their errors are pinned in tests/core/server).
+bool HasNegativeEnum(std::string_view bytes, int shape, int depth = 0) {
+  if (depth > 70) return false;
+  server::wire::Reader reader(bytes);
+  server::wire::Field f;
+  int32_t kind = 0;
+  std::string_view request;
+  while (reader.Next(&f)) {
+    int32_t v = 0;
+    const bool is_enum = (shape == 0 && f.number == 1) || (shape == 2 && f.number <= 2) ||
+                         (shape == 4 && (f.number == 5 || f.number == 6));
+    if (is_enum && server::wire::AsInt32(f, &v) && v < 0) return true;
+    if (shape == 0 && f.number == 1) kind = v;
+    if (f.type != server::wire::WireType::kLengthDelimited) continue;
+    if (shape == 0 && f.number == 2) request = f.payload;
+    if (shape == 1 && f.number == 1 && HasNegativeEnum(f.payload, 2, depth + 1)) return true;
+    if (shape == 1 && f.number <= 3 && f.number >= 2 && HasNegativeEnum(f.payload, 3, depth + 1)) {
+      return true;
+    }
+    if (shape == 3 && f.number == 1 && HasNegativeEnum(f.payload, 4, depth + 1)) return true;
+    if (shape == 3 && f.number == 4 && HasNegativeEnum(f.payload, 1, depth + 1)) return true;
+  }
+  return shape == 0 && kind == 3 && HasNegativeEnum(request, 1, depth + 1);
+}
+
 // Both decoders on the same bytes: the same values or the same error.
 void ExpectSameLogDecode(const std::string& bytes) {
+  if (HasNegativeEnum(bytes, 0)) {
+    server::LogCommand core;
+    (void)server::DecodeLogCommand(bytes, &core);
+    return;
+  }
   nats::LogCommand today;
   server::LogCommand core;
   Status a = nats::DecodeLogCommand(bytes, &today);
@@ -377,7 +412,9 @@ TEST(ServerCodecCompat, HandWrittenEdgeCasesDecodeAsToday) {
       "08",                            // truncated varint
       "0801",                          // a put with no request
       "0863",                          // unknown kind 99
-      "08ffffffff0f",                  // kind -1
+      "08ffffffff0f",                  // kind -1 (core only: see HasNegativeEnum)
+      "080312080a0608ffffffff0f",      // compare result -1 (core only)
+      "0803120a12080a0630ffffffff0f",  // sort target -1 (core only)
       "0809",                          // EVENTS_PUBLISHED 0
       "080938ffffffffffffffffff01",    // negative events_published
       "0809380112020801",              // events_published with a request
@@ -647,19 +684,27 @@ TEST(ServerCodecCompat, OldErrorOutcomesDecodeToTheEngineStatus) {
 // A typical put (16-byte key, 100-byte value, a request id): encode and
 // decode per command, core against today's protobuf-c path (the client's
 // proto packed by protobuf-c, then the LogCommand packed; decoded by
-// protobuf-c plus FromProto). Printed for the record; fails only if the
-// round trips disagree.
+// protobuf-c plus FromProto), and today's path when the client's proto is
+// kept (no request packing). Printed for the record; fails only if the
+// round trip disagrees.
 TEST(ServerCodecCompat, PutEncodeDecodeSpeed) {
   server::LogCommand c = server::testing::Command(
       PutRequest{std::string(16, 'k'), std::string(100, 'v'), 0, false, false, false}, 1, 12345,
       "0123456789abcdef0123", 1700000000000);
   const int n = 200000;
   using Clock = std::chrono::steady_clock;
+  // The fastest of 5 rounds: the machine is shared, the minimum is the
+  // figure least disturbed by other processes.
   auto per_op = [&](auto&& f) {
     for (int i = 0; i < n / 10; i++) f();  // warm up
-    auto start = Clock::now();
-    for (int i = 0; i < n; i++) f();
-    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / n;
+    double best = 1e18;
+    for (int round = 0; round < 5; round++) {
+      auto start = Clock::now();
+      for (int i = 0; i < n / 5; i++) f();
+      best = std::min(
+          best, std::chrono::duration<double, std::nano>(Clock::now() - start).count() / (n / 5));
+    }
+    return best;
   };
   size_t sink = 0;
   const double core_ns = per_op([&] {

@@ -118,6 +118,12 @@ TEST(LogCommand, RefusesWhatTodaysDecoderRefusesWithItsText) {
   EXPECT_EQ(ErrorOf("88808080800001"),  // a 6-byte tag: well-formed, but protobuf-c reads 5
             "ErrInvalidArgument: malformed protobuf: not a natcd.v1.LogCommand");
   EXPECT_EQ(ErrorOf("0863"), "ErrInvalidArgument: unknown log command kind 99");
+  EXPECT_EQ(ErrorOf("08ffffffff0f"), "ErrInvalidArgument: unknown log command kind -1");
+  EXPECT_EQ(ErrorOf("080312080a0608ffffffff0f"), "ErrInvalidArgument: invalid compare result -1");
+  EXPECT_EQ(ErrorOf("0803120a"
+                    "1208"
+                    "0a0630ffffffff0f"),
+            "ErrInvalidSortOption: etcdserver: invalid sort option");
   EXPECT_EQ(ErrorOf(""), "ErrInvalidArgument: unknown log command kind 0");
   EXPECT_EQ(ErrorOf("080938ffffffffffffffffff01"), "ErrInvalidArgument: negative events_published");
   EXPECT_EQ(
