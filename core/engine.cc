@@ -134,7 +134,8 @@ Result<LeaseGrantResponse> Engine::ApplyLeaseGrant(const LeaseGrantRequest& requ
     return Status::InvalidArgument("ErrLeaseID", "lease ID must be positive (Prepare fills 0)");
   }
   if (request.ttl > options_.lease_ttl_s_max) {
-    return Status::TooLarge("ErrLeaseTTLTooLarge", "etcdserver: too large lease TTL");
+    return Status(Status::Code::kLeaseTTLTooLarge, "ErrLeaseTTLTooLarge",
+                  "etcdserver: too large lease TTL");
   }
   if (parts_->leases->Exists(request.id)) return Status::LeaseExists(request.id);
   int64_t ttl = std::max(request.ttl, options_.lease_ttl_s_min);

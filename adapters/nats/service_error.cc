@@ -29,8 +29,10 @@ ServiceError ToServiceError(const Status& status) {
       out.compact_revision = status.compact_revision();
       break;
     case Code::kTooLarge:
-      // An oversized request is 413; a TTL above the maximum is a bad argument.
-      out.code = status.name() == "ErrLeaseTTLTooLarge" ? 400 : 413;
+      out.code = 413;
+      break;
+    case Code::kLeaseTTLTooLarge:
+      out.code = 400;  // a bad argument, not an oversized request
       break;
     case Code::kTooManyRequests:
       out.code = 429;
@@ -43,6 +45,7 @@ ServiceError ToServiceError(const Status& status) {
     case Code::kIOError:
     case Code::kCorruption:
     case Code::kInternal:
+    case Code::kLogCompacted:  // Raft's own: never a client's answer
       out.code = 500;
       break;
   }

@@ -5,7 +5,7 @@
 namespace natcd::raft {
 
 Status ErrLogCompacted() {
-  return Status(Status::Code::kCompacted, "ErrRaftCompacted",
+  return Status(Status::Code::kLogCompacted, "ErrRaftCompacted",
                 "raft: requested index is unavailable due to compaction");
 }
 Status ErrLogUnavailable() {
@@ -17,7 +17,7 @@ Status ErrSnapshotOutOfDate() {
                 "raft: requested index is older than the existing snapshot");
 }
 bool IsLogCompacted(const Status& status) {
-  return status.code() == Status::Code::kCompacted && status.name() == "ErrRaftCompacted";
+  return status.code() == Status::Code::kLogCompacted;
 }
 
 void LimitSize(std::vector<Entry>* entries, uint64_t max_bytes) {

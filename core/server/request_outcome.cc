@@ -23,7 +23,7 @@ enum : uint32_t {
   kCompactRevisionField = 6,
 };
 
-constexpr uint8_t kLastCode = static_cast<uint8_t>(Status::Code::kTimeout);
+constexpr uint8_t kLastCode = static_cast<uint8_t>(Status::Code::kLeaseTTLTooLarge);
 
 Status Undecodable(const std::string& why) {
   return Status::Internal("remembered outcome does not decode: " + why);
@@ -65,7 +65,7 @@ Status::Code CodeOfServiceError(int http, std::string_view name) {
   switch (http) {
     case 400:
       if (name == "ErrFutureRev") return Code::kFutureRevision;
-      if (name == "ErrLeaseTTLTooLarge") return Code::kTooLarge;
+      if (name == "ErrLeaseTTLTooLarge") return Code::kLeaseTTLTooLarge;
       if (name == "ErrKeyNotFound" || name == "ErrWatcherNotExist" ||
           name == "ErrRevisionNotFound" || name == "ErrNoSnapshot" || name == "ErrNoDatabase" ||
           name == "ErrStepPeerNotFound") {

@@ -27,7 +27,7 @@
 //   'E' + the three-digit NATS service-error code + "ErrName: message"
 //       (adapters/nats/service_error.cc). The code and the name give back
 //       the Status::Code (400 splits by name into kFutureRevision,
-//       kNotFound, kTooLarge and kInvalidArgument; 503 into kNotLeader,
+//       kNotFound, kLeaseTTLTooLarge and kInvalidArgument; 503 into kNotLeader,
 //       kBusy and kUnavailable; 500 into kIOError, kCorruption and
 //       kInternal; 404 kLeaseNotFound, 408 kTimeout, 409 kLeaseExists, 410
 //       kCompacted, 413 kTooLarge, 429 kTooManyRequests; anything else

@@ -28,7 +28,7 @@ class [[nodiscard]] Status {
     kFutureRevision = 4,   // ErrFutureRev
     kLeaseNotFound = 5,    // ErrLeaseNotFound
     kLeaseExists = 6,      // ErrLeaseExist
-    kTooLarge = 7,         // ErrRequestTooLarge, ErrLeaseTTLTooLarge
+    kTooLarge = 7,         // ErrRequestTooLarge
     kTooManyRequests = 8,  // ErrTooManyRequests
     kUnavailable = 9,      // no leader, stopped, engine failed
     kNotLeader = 10,       // ErrNotLeader
@@ -37,6 +37,8 @@ class [[nodiscard]] Status {
     kCorruption = 13,      // on-disk data is not what natcd wrote
     kInternal = 14,        // a bug: should not happen
     kTimeout = 15,
+    kLogCompacted = 16,     // Raft: the entries asked for were compacted away
+    kLeaseTTLTooLarge = 17,  // ErrLeaseTTLTooLarge (etcd: OutOfRange, not a request too large)
   };
 
   Status() = default;

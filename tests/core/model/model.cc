@@ -634,7 +634,7 @@ Result<WriteResponse> Model::Apply(const WriteRequest& request, uint64_t index) 
         } else if constexpr (std::is_same_v<T, LeaseGrantRequest>) {
           if (r.id <= 0) return ModelError(Status::Code::kInvalidArgument, "ErrLeaseID");
           if (r.ttl > limits_.lease_ttl_s_max) {
-            return ModelError(Status::Code::kTooLarge, "ErrLeaseTTLTooLarge");
+            return ModelError(Status::Code::kLeaseTTLTooLarge, "ErrLeaseTTLTooLarge");
           }
           if (leases_.count(r.id)) return Status::LeaseExists(r.id);
           ModelLease& lease = leases_[r.id];

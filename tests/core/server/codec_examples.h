@@ -456,7 +456,8 @@ inline std::vector<std::pair<std::string, Status>> ExampleErrors() {
       {"lease_not_found", Status::LeaseNotFound(77)},
       {"lease_exists", Status::LeaseExists(78)},
       {"key_not_found", Status::NotFound("ErrKeyNotFound", "etcdserver: key not found")},
-      {"ttl_too_large", Status::TooLarge("ErrLeaseTTLTooLarge", "etcdserver: too large lease TTL")},
+      {"ttl_too_large", Status(Status::Code::kLeaseTTLTooLarge, "ErrLeaseTTLTooLarge",
+                               "etcdserver: too large lease TTL")},
       {"invalid", Status::InvalidArgument("ErrEmptyKey", "etcdserver: key is not provided")},
       {"internal", Status::Internal("a bug")},
   };

@@ -88,7 +88,7 @@ const std::pair<const char*, const char*> kNewErrors[] = {
      "4f1802220e4572724b65794e6f74466f756e642a19657463647365727665723a206b6579"
      "206e6f7420666f756e64"},
     {"ttl_too_large",
-     "4f180722134572724c6561736554544c546f6f4c617267652a1f65746364736572766572"
+     "4f181122134572724c6561736554544c546f6f4c617267652a1f65746364736572766572"
      "3a20746f6f206c61726765206c656173652054544c"},
     {"invalid",
      "4f1801220b457272456d7074794b65792a1f657463647365727665723a206b6579206973"
@@ -129,7 +129,7 @@ TEST(RequestOutcome, OldErrorCodesMapBackToStatusCodes) {
     return r.ok() ? Code::kOk : r.status().code();
   };
   EXPECT_EQ(code_of("E400ErrFutureRev: x"), Code::kFutureRevision);
-  EXPECT_EQ(code_of("E400ErrLeaseTTLTooLarge: x"), Code::kTooLarge);
+  EXPECT_EQ(code_of("E400ErrLeaseTTLTooLarge: x"), Code::kLeaseTTLTooLarge);
   EXPECT_EQ(code_of("E400ErrKeyNotFound: x"), Code::kNotFound);
   EXPECT_EQ(code_of("E400ErrDuplicateKey: x"), Code::kInvalidArgument);
   EXPECT_EQ(code_of("E404ErrLeaseNotFound: x"), Code::kLeaseNotFound);
