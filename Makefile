@@ -51,7 +51,7 @@ DEPFLAGS = -MMD -MP
 
 # Debian packages a fresh Debian 12 machine needs; `make deps` installs the
 # missing ones (and only then touches apt).
-DEB_PACKAGES := g++ make pkg-config clang-format sqlite3 libsqlite3-dev \
+DEB_PACKAGES := g++ make pkg-config clang-format clang sqlite3 libsqlite3-dev \
   libgtest-dev libbenchmark-dev libcmocka-dev \
   nats-server libnats-dev libprotobuf-c-dev protobuf-c-compiler \
   libcli11-dev libspdlog-dev libjemalloc-dev

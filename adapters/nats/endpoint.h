@@ -5,8 +5,9 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include <cstdint>
-#include <mutex>
 #include <string>
+
+#include "natcd/mutex.h"
 
 namespace natcd::nats {
 
@@ -62,7 +63,7 @@ class Endpoint {
 
   // Thread-safe: called from NATS callback threads and the engine thread.
   void Record(int64_t processing_ns, const std::string* error) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++stats_.num_requests;
     stats_.processing_time_ns += processing_ns;
     if (error != nullptr) {
@@ -71,7 +72,7 @@ class Endpoint {
     }
   }
   EndpointStats stats() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return stats_;
   }
 
@@ -81,8 +82,8 @@ class Endpoint {
   const std::string queue_group_;
   const EndpointKind kind_;
   const ProtobufCMessageDescriptor* const request_;
-  mutable std::mutex mu_;
-  EndpointStats stats_;  // guarded by mu_
+  mutable Mutex mu_;
+  EndpointStats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace natcd::nats

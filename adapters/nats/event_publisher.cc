@@ -25,17 +25,17 @@ EventPublisher::EventPublisher(natsConnection* nc, std::string prefix, size_t ev
 
 EventPublisher::~EventPublisher() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
   thread_.join();
 }
 
 void EventPublisher::Enqueue(Batch batch) {
   if (!batch || batch->empty()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     queued_events_ += batch->size();
     queue_.push_back(std::move(batch));
     while (queued_events_ > events_pending_max_ && queue_.size() > 1) {
@@ -44,40 +44,41 @@ void EventPublisher::Enqueue(Batch batch) {
       queue_.pop_front();
     }
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 void EventPublisher::Flush() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+  MutexLock lock(&mu_);
+  while (!queue_.empty() || busy_) idle_.Wait(&mu_);
 }
 
 void EventPublisher::SetMarkerSubject(std::string subject) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   marker_subject_ = std::move(subject);
 }
 
 uint64_t EventPublisher::published() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return published_;
 }
 
 uint64_t EventPublisher::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return dropped_;
 }
 
 void EventPublisher::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  publisher_thread_.AssertHeld();
+  mu_.Lock();
   for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) wake_.Wait(&mu_);
     if (queue_.empty()) break;  // stopping, and everything was published
     Batch batch = std::move(queue_.front());
     queue_.pop_front();
     queued_events_ -= batch->size();
     busy_ = true;
     const std::string marker = queue_.empty() ? marker_subject_ : std::string();
-    lock.unlock();
+    mu_.Unlock();
     Publish(*batch);
     last_revision_ = std::max(last_revision_, batch->back().kv.mod_revision);
     // The server has everything before a flush's answer.
@@ -86,11 +87,12 @@ void EventPublisher::Run() {
       const std::string body = std::to_string(last_revision_);
       (void)natsConnection_Publish(nc_, marker.c_str(), body.data(), static_cast<int>(body.size()));
     }
-    lock.lock();
+    mu_.Lock();
     busy_ = false;
-    if (queue_.empty()) idle_.notify_all();
+    if (queue_.empty()) idle_.NotifyAll();
   }
-  idle_.notify_all();
+  mu_.Unlock();
+  idle_.NotifyAll();
 }
 
 void EventPublisher::Publish(const std::vector<Event>& events) {
@@ -123,7 +125,7 @@ void EventPublisher::Publish(const std::vector<Event>& events) {
       ++dropped;
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   published_ += published;
   dropped_ += dropped;
 }

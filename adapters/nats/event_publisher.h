@@ -24,16 +24,15 @@
 #include <nats/nats.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "adapters/nats/header_msg.h"
+#include "natcd/mutex.h"
 #include "natcd/types.h"
 
 namespace natcd::nats {
@@ -64,24 +63,26 @@ class EventPublisher {
 
  private:
   void Run();
-  void Publish(const std::vector<Event>& events);
+  void Publish(const std::vector<Event>& events) REQUIRES(publisher_thread_);
 
   natsConnection* const nc_;
   const std::string prefix_;
   const size_t events_pending_max_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::condition_variable idle_;
-  std::deque<Batch> queue_;     // guarded by mu_
-  size_t queued_events_ = 0;    // guarded by mu_
-  bool busy_ = false;           // guarded by mu_: a batch is being published
-  bool stopping_ = false;       // guarded by mu_
-  std::string marker_subject_;  // guarded by mu_
-  HeaderMsgBuilder headers_;    // publisher thread
-  int64_t last_revision_ = 0;   // publisher thread: the last revision handed to nc_
+  mutable Mutex mu_;
+  CondVar wake_;
+  CondVar idle_;
+  std::deque<Batch> queue_ GUARDED_BY(mu_);
+  size_t queued_events_ GUARDED_BY(mu_) = 0;
+  bool busy_ GUARDED_BY(mu_) = false;  // a batch is being published
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::string marker_subject_ GUARDED_BY(mu_);
+  // The publisher thread's own.
+  ThreadRole publisher_thread_;
+  HeaderMsgBuilder headers_ GUARDED_BY(publisher_thread_);
+  int64_t last_revision_ GUARDED_BY(publisher_thread_) = 0;  // the last revision handed to nc_
   std::atomic<int64_t> published_revision_{0};
-  uint64_t published_ = 0;  // guarded by mu_
-  uint64_t dropped_ = 0;    // guarded by mu_
+  uint64_t published_ GUARDED_BY(mu_) = 0;
+  uint64_t dropped_ GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

@@ -267,7 +267,7 @@ Status NatsFrontEnd::Subscribe() {
 
 void NatsFrontEnd::StopReceiving(bool connected, int64_t deadline_ms) {
   {
-    std::lock_guard<std::mutex> lock(weight_mu_);
+    MutexLock lock(&weight_mu_);
     weight_stopped_ = true;
     for (auto* weight : {&leader_weight_, &weight_draining_}) {
       for (auto& subscription : *weight) subscriptions_.push_back(std::move(subscription));
@@ -352,6 +352,7 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
       auto shared_body = std::make_shared<UniqueMessage>(std::move(body));
       std::shared_ptr<NatsResponder> r(responder.release());
       member_->RunOnMemberThread([this, r, shared_body, json](Engine& engine) {
+        on_member_thread_.AssertHeld();
         CreateWatch(engine, *r, *shared_body, json);
       });
       return;
@@ -360,15 +361,20 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
       const int64_t id =
           reinterpret_cast<const Natcd__V1__WatchCancelRequest*>(body.get())->watch_id;
       std::shared_ptr<NatsResponder> r(responder.release());
-      member_->RunOnMemberThread([this, r, id](Engine& engine) { CancelWatch(engine, *r, id); });
+      member_->RunOnMemberThread([this, r, id](Engine& engine) {
+        on_member_thread_.AssertHeld();
+        CancelWatch(engine, *r, id);
+      });
       return;
     }
     case EndpointKind::kWatchProgress: {
       const int64_t id =
           reinterpret_cast<const Natcd__V1__WatchProgressRequest*>(body.get())->watch_id;
       std::shared_ptr<NatsResponder> r(responder.release());
-      member_->RunOnMemberThread(
-          [this, r, id](Engine& engine) { RequestProgress(engine, *r, id); });
+      member_->RunOnMemberThread([this, r, id](Engine& engine) {
+        on_member_thread_.AssertHeld();
+        RequestProgress(engine, *r, id);
+      });
       return;
     }
     case EndpointKind::kWatchAck: {
@@ -377,6 +383,7 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
       const uint64_t seq = in->seq;
       // Acks are published, not requested: no reply.
       member_->RunOnMemberThread([this, id, seq](Engine&) {
+        on_member_thread_.AssertHeld();
         if (streams_) streams_->Ack(id, seq);
       });
       return;
@@ -495,12 +502,14 @@ void NatsFrontEnd::RequestProgress(Engine& engine, NatsResponder& responder, int
 }
 
 void NatsFrontEnd::Attach(Engine* engine) {
+  on_member_thread_.AssertHeld();
   engine_ = engine;
   streams_ = std::make_unique<WatchStreams>(nc_, &engine->watches(), engine, clock_, options_.watch,
                                             reply_.header);
 }
 
 void NatsFrontEnd::Detach() {
+  on_member_thread_.AssertHeld();
   if (streams_)
     streams_->Deliver(/*ignore_window=*/true);  // the last message, even to a full window
   streams_.reset();
@@ -509,11 +518,13 @@ void NatsFrontEnd::Detach() {
 }
 
 void NatsFrontEnd::AfterTurn() {
+  on_member_thread_.AssertHeld();
   if (streams_) streams_->Deliver();
   transport_->ExpireForwards(/*stopping=*/false);
 }
 
 void NatsFrontEnd::Tick() {
+  on_member_thread_.AssertHeld();
   const int64_t now = clock_->MonotonicMs();
   if (streams_ == nullptr || now < next_watch_tick_ms_) return;
   // Often enough for both the heartbeat and the ack timeout (either may be
@@ -532,7 +543,7 @@ void NatsFrontEnd::Tick() {
 // any request, also while no leader is known. Given up subscriptions are
 // drained: what they already received is forwarded.
 void NatsFrontEnd::LeadershipChanged(bool leading) {
-  std::lock_guard<std::mutex> lock(weight_mu_);
+  MutexLock lock(&weight_mu_);
   if (weight_stopped_) return;
   std::erase_if(weight_draining_, [](const std::unique_ptr<Subscription>& subscription) {
     if (natsSubscription_DrainCompletionStatus(subscription->sub) == NATS_ILLEGAL_STATE) {

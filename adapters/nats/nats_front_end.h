@@ -15,7 +15,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +25,7 @@
 #include "adapters/nats/nats_responder.h"
 #include "adapters/nats/watch_streams.h"
 #include "adapters/nats/wire.h"
+#include "natcd/mutex.h"
 #include "server/front_end.h"
 #include "server/member.h"
 
@@ -82,9 +82,12 @@ class NatsFrontEnd final : public server::FrontEnd {
   // The response header now (the term moves).
   HeaderInfo Header() const;
   // Member thread: the watch operations.
-  void CreateWatch(Engine& engine, NatsResponder& responder, const UniqueMessage& body, bool json);
-  void CancelWatch(Engine& engine, NatsResponder& responder, int64_t id);
-  void RequestProgress(Engine& engine, NatsResponder& responder, int64_t id);
+  void CreateWatch(Engine& engine, NatsResponder& responder, const UniqueMessage& body, bool json)
+      REQUIRES(on_member_thread_);
+  void CancelWatch(Engine& engine, NatsResponder& responder, int64_t id)
+      REQUIRES(on_member_thread_);
+  void RequestProgress(Engine& engine, NatsResponder& responder, int64_t id)
+      REQUIRES(on_member_thread_);
 
   natsConnection* const nc_;
   const NatsFrontEndOptions options_;
@@ -96,19 +99,20 @@ class NatsFrontEnd final : public server::FrontEnd {
   std::vector<std::unique_ptr<Subscription>> subscriptions_;
   std::atomic<bool> accepting_{true};
 
-  // Member thread only.
-  Engine* engine_ = nullptr;
-  std::unique_ptr<WatchStreams> streams_;
-  std::mt19937_64 rng_;
-  int64_t next_watch_tick_ms_ = 0;
+  // Member thread only: the hooks and the tasks run there and assert it.
+  ThreadRole on_member_thread_;
+  Engine* engine_ GUARDED_BY(on_member_thread_) = nullptr;
+  std::unique_ptr<WatchStreams> streams_ GUARDED_BY(on_member_thread_);
+  std::mt19937_64 rng_ GUARDED_BY(on_member_thread_);
+  int64_t next_watch_tick_ms_ GUARDED_BY(on_member_thread_) = 0;
 
   // The leader's extra queue subscriptions on write subjects (see
   // LeadershipChanged), and those given up, until their drain completes.
   // StopReceiving takes them over.
-  std::mutex weight_mu_;
-  bool weight_stopped_ = false;                                 // guarded by weight_mu_
-  std::vector<std::unique_ptr<Subscription>> leader_weight_;    // guarded by weight_mu_
-  std::vector<std::unique_ptr<Subscription>> weight_draining_;  // guarded by weight_mu_
+  Mutex weight_mu_;
+  bool weight_stopped_ GUARDED_BY(weight_mu_) = false;
+  std::vector<std::unique_ptr<Subscription>> leader_weight_ GUARDED_BY(weight_mu_);
+  std::vector<std::unique_ptr<Subscription>> weight_draining_ GUARDED_BY(weight_mu_);
 };
 
 }  // namespace natcd::nats

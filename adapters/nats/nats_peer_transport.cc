@@ -140,7 +140,7 @@ void NatsPeerTransport::Forward(server::NodeId leader, std::unique_ptr<server::R
   const int hops = request->hops + 1;
   uint64_t seq;
   {
-    std::lock_guard<std::mutex> lock(forward_mu_);
+    MutexLock lock(&forward_mu_);
     seq = ++forward_seq_;
     forwarded_[seq] =
         Forwarded{std::move(request), leader, clock_->MonotonicMs() + request_timeout_ms_};
@@ -151,7 +151,7 @@ void NatsPeerTransport::Forward(server::NodeId leader, std::unique_ptr<server::R
   if (s == NATS_OK) return;
   std::unique_ptr<server::Request> back;
   {
-    std::lock_guard<std::mutex> lock(forward_mu_);
+    MutexLock lock(&forward_mu_);
     auto it = forwarded_.find(seq);
     if (it != forwarded_.end()) {
       back = std::move(it->second.request);
@@ -169,7 +169,7 @@ void NatsPeerTransport::ReceiveForwardReply(natsMsg* msg) {
   const uint64_t seq = std::strtoull(natsMsg_GetSubject(msg) + forward_inbox_.size(), nullptr, 10);
   Forwarded forward;
   {
-    std::lock_guard<std::mutex> lock(forward_mu_);
+    MutexLock lock(&forward_mu_);
     auto it = forwarded_.find(seq);
     if (it != forwarded_.end()) {
       forward = std::move(it->second);
@@ -199,7 +199,7 @@ void NatsPeerTransport::ExpireForwards(bool stopping) {
   const int64_t now = clock_->MonotonicMs();
   std::vector<std::unique_ptr<server::Request>> expired;
   {
-    std::lock_guard<std::mutex> lock(forward_mu_);
+    MutexLock lock(&forward_mu_);
     for (auto it = forwarded_.begin(); it != forwarded_.end();) {
       if (stopping || now >= it->second.deadline_ms) {
         expired.push_back(std::move(it->second.request));

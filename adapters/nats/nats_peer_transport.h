@@ -16,11 +16,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "natcd/clock.h"
+#include "natcd/mutex.h"
 #include "natcd/status.h"
 #include "server/member.h"
 #include "server/peer_transport.h"
@@ -76,9 +76,9 @@ class NatsPeerTransport final : public server::PeerTransport {
   const std::string forward_inbox_;  // answers come back on <inbox><seq>
   server::Member* member_ = nullptr;
   std::vector<std::unique_ptr<Subscription>> subscriptions_;
-  std::mutex forward_mu_;
-  uint64_t forward_seq_ = 0;                 // guarded by forward_mu_
-  std::map<uint64_t, Forwarded> forwarded_;  // guarded by forward_mu_
+  Mutex forward_mu_;
+  uint64_t forward_seq_ GUARDED_BY(forward_mu_) = 0;
+  std::map<uint64_t, Forwarded> forwarded_ GUARDED_BY(forward_mu_);
 };
 
 }  // namespace natcd::nats

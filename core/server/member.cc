@@ -31,6 +31,7 @@ Member::Impl::Impl(const MemberOptions& opts)
       shipper(opts.member_id, opts.engine.db_path, opts.name, opts.engine.clock,
               opts.copy_snapshots_on_member_thread),
       continuity(opts.name, [this](int64_t revision) {
+        member_thread.AssertHeld();  // called back from the member's turn
         LogCommand command;
         command.events_published = revision;
         Propose(std::move(command));
@@ -142,10 +143,10 @@ Status Member::Impl::CreateRaft() {
 
 void Member::Impl::Enqueue(Item item) {
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     queue.push_back(std::move(item));
   }
-  wake.notify_one();
+  wake.NotifyOne();
 }
 
 void Member::Impl::Take(Item item, Answers* answers) {
@@ -221,13 +222,14 @@ void Member::Impl::Turn(std::vector<Item> batch) {
 }
 
 void Member::Impl::Loop() {
+  member_thread.AssertHeld();
   for (;;) {
     std::vector<Item> batch;
     const bool more_sync = engine->watches().unsynced_size() > 0;
     {
-      std::unique_lock<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       if (queue.empty() && !stopping) {
-        wake.wait_for(lock, std::chrono::milliseconds(more_sync ? 0 : kIdleWaitMs));
+        wake.WaitFor(&mu, std::chrono::milliseconds(more_sync ? 0 : kIdleWaitMs));
       }
       batch.swap(queue);
       if (stopping && batch.empty()) break;
@@ -244,6 +246,7 @@ void Member::Impl::Shutdown() {
   shipper.ForgetReceived();
   Answers last;
   auto stop_all = [&](std::vector<std::unique_ptr<Request>> requests) {
+    member_thread.AssertHeld();
     for (auto& request : requests) Answer_(&last, std::move(request), Stopped());
   };
   stop_all(proposals.TakeAll());
@@ -255,7 +258,7 @@ void Member::Impl::Shutdown() {
   // What arrived after the loop's last turn.
   std::vector<Item> late;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     late.swap(queue);
   }
   for (Item& item : late) {
@@ -277,6 +280,8 @@ void Member::Impl::Shutdown() {
 
 Result<std::unique_ptr<Member>> Member::Open(const MemberOptions& options) {
   auto impl = std::make_unique<Impl>(options);
+  // Until Start, the caller is the member's thread.
+  impl->member_thread.AssertHeld();
   NATCD_RETURN_IF_ERROR(impl->Open());
   return std::unique_ptr<Member>(new Member(std::move(impl)));
 }
@@ -286,11 +291,13 @@ Member::Member(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Member::~Member() { Stop(); }
 
 void Member::SetPeerTransport(PeerTransport* transport) {
+  impl_->member_thread.AssertHeld();  // before Start
   impl_->transport = transport;
   impl_->shipper.SetTransport(transport);
 }
 void Member::SetEventSink(EventSink* sink) { impl_->events = sink; }
 void Member::AddFrontEnd(FrontEnd* front_end) {
+  impl_->member_thread.AssertHeld();  // before Start
   impl_->front_ends.push_back(front_end);
   front_end->Attach(impl_->engine.get());
 }
@@ -302,9 +309,10 @@ void Member::Start() {
 }
 
 void Member::RunOneTurn() {
+  impl_->member_thread.AssertHeld();  // the caller drives the member
   std::vector<Impl::Item> batch;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     batch.swap(impl_->queue);
   }
   impl_->Turn(std::move(batch));
@@ -315,15 +323,14 @@ void Member::Stop() {
   if (impl.stopped) return;
   impl.stopped = true;
   {
-    std::lock_guard<std::mutex> lock(impl.mu);
+    MutexLock lock(&impl.mu);
     impl.stopping = true;
   }
-  impl.wake.notify_one();
-  if (impl.thread.joinable()) {
-    impl.thread.join();
-  } else if (impl.engine) {
-    impl.Shutdown();  // never started, or driven by RunOneTurn
-  }
+  impl.wake.NotifyOne();
+  // Joined, or never started: the caller is the member's thread now.
+  if (impl.thread.joinable()) impl.thread.join();
+  impl.member_thread.AssertHeld();
+  if (!impl.started && impl.engine) impl.Shutdown();  // driven by RunOneTurn, or never run
   // The Raft log's statements live on the engine's connection: finalized
   // before the engine closes it.
   impl.raft.reset();
@@ -333,6 +340,7 @@ void Member::Stop() {
 
 void Member::TEST_Crash() {
   Impl& impl = *impl_;
+  impl.member_thread.AssertHeld();  // driven by RunOneTurn
   impl.stopped = true;
   impl.shipper.Abandon(nullptr);
   impl.shipper.ForgetReceived();
@@ -342,7 +350,7 @@ void Member::TEST_Crash() {
   (void)impl.reads.TakeAll();
   impl.moving_leader.clear();
   {
-    std::lock_guard<std::mutex> lock(impl.mu);
+    MutexLock lock(&impl.mu);
     impl.queue.clear();
   }
   impl.raft.reset();

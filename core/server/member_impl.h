@@ -11,15 +11,16 @@
 // with proposals.h, linearizable_reads.h, membership.h, snapshot_shipper.h
 // and event_continuity.h holding their own state.
 //
-// Thread safety: `mu` guards the queue and `stopping`; the atomics are the
-// observers' view; everything else belongs to the member thread.
+// Thread safety, as clang's -Wthread-safety checks it (make
+// check-thread-safety): `mu` guards the queue and `stopping`; the atomics are
+// the observers' view; everything else is GUARDED_BY the member_thread role,
+// which the thread that runs the member (Loop, or the caller of RunOneTurn,
+// Open and a Stop without Start) asserts, and every method below requires.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "natcd/auto_compactor.h"
+#include "natcd/mutex.h"
 #include "raft/raft.h"
 #include "raft/sqlite_raft_storage.h"
 #include "server/event_continuity.h"
@@ -80,10 +82,13 @@ struct Member::Impl {
   std::vector<FrontEnd*> front_ends;
 
   // ---- guarded by mu ----
-  std::mutex mu;
-  std::condition_variable wake;
-  std::vector<Item> queue;
-  bool stopping = false;
+  Mutex mu;
+  CondVar wake;
+  std::vector<Item> queue GUARDED_BY(mu);
+  bool stopping GUARDED_BY(mu) = false;
+
+  // Held by the thread running the member.
+  ThreadRole member_thread;
 
   // ---- the caller of Start/Stop ----
   std::thread thread;
@@ -96,92 +101,94 @@ struct Member::Impl {
   std::atomic<uint64_t> term_now{0};
 
   // ---- member thread only ----
-  std::mt19937_64 rng;
-  std::unique_ptr<Engine> engine;
-  std::unique_ptr<AutoCompactor> compactor;
-  std::unique_ptr<raft::SqliteRaftStorage> raft_storage;
-  std::unique_ptr<raft::Raft> raft;
-  Membership membership;
-  Proposals proposals;
-  LinearizableReads reads;
-  SnapshotShipper shipper;
-  EventContinuity continuity;
+  std::mt19937_64 rng GUARDED_BY(member_thread);
+  std::unique_ptr<Engine> engine GUARDED_BY(member_thread);
+  std::unique_ptr<AutoCompactor> compactor GUARDED_BY(member_thread);
+  std::unique_ptr<raft::SqliteRaftStorage> raft_storage GUARDED_BY(member_thread);
+  std::unique_ptr<raft::Raft> raft GUARDED_BY(member_thread);
+  Membership membership GUARDED_BY(member_thread);
+  Proposals proposals GUARDED_BY(member_thread);
+  LinearizableReads reads GUARDED_BY(member_thread);
+  SnapshotShipper shipper GUARDED_BY(member_thread);
+  EventContinuity continuity GUARDED_BY(member_thread);
 
-  bool leader = false;
-  uint64_t raft_term = 0;
-  int64_t next_tick_ms = 0;
-  uint64_t applied_index = 0;         // the last log entry applied (no-ops included)
-  raft::HardState synced_hard_state;  // term and vote as last fsynced
-  uint64_t snapshot_index = 0;        // where the log was last compacted
+  bool leader GUARDED_BY(member_thread) = false;
+  uint64_t raft_term GUARDED_BY(member_thread) = 0;
+  int64_t next_tick_ms GUARDED_BY(member_thread) = 0;
+  uint64_t applied_index GUARDED_BY(member_thread) =
+      0;  // the last log entry applied (no-ops included)
+  raft::HardState synced_hard_state GUARDED_BY(member_thread);  // term and vote as last fsynced
+  uint64_t snapshot_index GUARDED_BY(member_thread) = 0;        // where the log was last compacted
   // This turn's entries, proposed together (FlushProposals), and the
   // proposal numbers among them that a client waits for.
-  std::vector<std::string> turn_entries;
-  std::vector<LogCommand> turn_commands;  // turn_entries, not encoded
-  std::vector<uint64_t> turn_seqs;
+  std::vector<std::string> turn_entries GUARDED_BY(member_thread);
+  std::vector<LogCommand> turn_commands GUARDED_BY(member_thread);  // turn_entries, not encoded
+  std::vector<uint64_t> turn_seqs GUARDED_BY(member_thread);
   // What this leader proposed, until applied (ApplyEntry).
-  ProposedCommands proposed_commands;
+  ProposedCommands proposed_commands GUARDED_BY(member_thread);
   // Requests for the leader while there is none, until their deadline.
-  std::vector<std::unique_ptr<Request>> waiting_for_leader;
-  std::vector<MovingLeader> moving_leader;
+  std::vector<std::unique_ptr<Request>> waiting_for_leader GUARDED_BY(member_thread);
+  std::vector<MovingLeader> moving_leader GUARDED_BY(member_thread);
 
   // Leader duties.
-  bool leases_paused = false;  // cut off from the clients (OnDisconnected)
-  int64_t paused_at_ms = 0;
+  bool leases_paused GUARDED_BY(member_thread) =
+      false;  // cut off from the clients (OnDisconnected)
+  int64_t paused_at_ms GUARDED_BY(member_thread) = 0;
   // The last time this member heard from a leader (or was one): a new
   // leader gives every lease the time since, during which no holder could
   // renew.
-  int64_t leader_contact_ms = 0;
-  int64_t next_lease_check_ms = 0;
-  int64_t next_checkpoint_ms = 0;
-  int64_t next_front_end_tick_ms = 0;
-  int64_t next_progress_ms = 0;
+  int64_t leader_contact_ms GUARDED_BY(member_thread) = 0;
+  int64_t next_lease_check_ms GUARDED_BY(member_thread) = 0;
+  int64_t next_checkpoint_ms GUARDED_BY(member_thread) = 0;
+  int64_t next_front_end_tick_ms GUARDED_BY(member_thread) = 0;
+  int64_t next_progress_ms GUARDED_BY(member_thread) = 0;
 
   // member.cc
-  Status Open();
-  Status OpenEngine();
-  Status OpenRaftStorage();
-  Status Found();
-  Status CreateRaft();
+  Status Open() REQUIRES(member_thread);
+  Status OpenEngine() REQUIRES(member_thread);
+  Status OpenRaftStorage() REQUIRES(member_thread);
+  Status Found() REQUIRES(member_thread);
+  Status CreateRaft() REQUIRES(member_thread);
   void Enqueue(Item item);
   void Loop();
-  void Turn(std::vector<Item> batch);
-  void Take(Item item, Answers* answers);
-  void Deliver(Answers* answers, const Status& committed);
-  void Shutdown();
+  void Turn(std::vector<Item> batch) REQUIRES(member_thread);
+  void Take(Item item, Answers* answers) REQUIRES(member_thread);
+  void Deliver(Answers* answers, const Status& committed) REQUIRES(member_thread);
+  void Shutdown() REQUIRES(member_thread);
 
   // member_requests.cc
-  ResponseHeader Now() const;
+  ResponseHeader Now() const REQUIRES(member_thread);
   void Answer_(Answers* answers, std::unique_ptr<Request> request, Result<Response> response,
-               bool is_write = false);
-  void Handle(std::unique_ptr<Request> request, Answers* answers);
-  void HandleLocal(std::unique_ptr<Request> request, Answers* answers);
-  void HandleWrite(std::unique_ptr<Request> request, Answers* answers);
-  void HandleMembership(std::unique_ptr<Request> request, Answers* answers);
-  void HandleMoveLeader(std::unique_ptr<Request> request, Answers* answers);
-  void AnswerMovedLeader(Answers* answers);
-  void Forward(std::unique_ptr<Request> request, Answers* answers);
-  void Propose(LogCommand command);
-  void FlushProposals(Answers* answers);
-  void ConfirmReads(Answers* answers);
-  void ServeConfirmedReads(Answers* answers);
-  void RetryWaiting(Answers* answers);
+               bool is_write = false) REQUIRES(member_thread);
+  void Handle(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void HandleLocal(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void HandleWrite(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void HandleMembership(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void HandleMoveLeader(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void AnswerMovedLeader(Answers* answers) REQUIRES(member_thread);
+  void Forward(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void Propose(LogCommand command) REQUIRES(member_thread);
+  void FlushProposals(Answers* answers) REQUIRES(member_thread);
+  void ConfirmReads(Answers* answers) REQUIRES(member_thread);
+  void ServeConfirmedReads(Answers* answers) REQUIRES(member_thread);
+  void RetryWaiting(Answers* answers) REQUIRES(member_thread);
 
   // member_ready.cc
-  void Tick();
-  void ProcessReady(Answers* answers);
-  void Send(const raft::Message& m);
-  void MaybeCompactLog();
-  Status InstallSnapshot(const raft::SnapshotMeta& meta);
-  SnapshotShipper::Leader ShipperLeader();
+  void Tick() REQUIRES(member_thread);
+  void ProcessReady(Answers* answers) REQUIRES(member_thread);
+  void Send(const raft::Message& m) REQUIRES(member_thread);
+  void MaybeCompactLog() REQUIRES(member_thread);
+  Status InstallSnapshot(const raft::SnapshotMeta& meta) REQUIRES(member_thread);
+  SnapshotShipper::Leader ShipperLeader() REQUIRES(member_thread);
 
   // member_apply.cc
-  void ApplyEntry(const raft::Entry& entry, Answers* answers);
-  void ApplyConfChange(const raft::Entry& entry, Answers* answers);
-  std::optional<Result<Response>> Remembered(const Request& request);
+  void ApplyEntry(const raft::Entry& entry, Answers* answers) REQUIRES(member_thread);
+  void ApplyConfChange(const raft::Entry& entry, Answers* answers) REQUIRES(member_thread);
+  std::optional<Result<Response>> Remembered(const Request& request) REQUIRES(member_thread);
 
   // member_leader.cc
-  void Timers();
-  void BecameLeader(bool now_leader);
+  void Timers() REQUIRES(member_thread);
+  void BecameLeader(bool now_leader) REQUIRES(member_thread);
 };
 
 }  // namespace natcd::server

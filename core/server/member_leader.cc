@@ -22,6 +22,7 @@ void Member::Impl::Timers() {
   if (leader && !leases_paused && now >= next_lease_check_ms) {
     next_lease_check_ms = now + options.lease_check_interval_ms;
     auto propose = [this](WriteRequest request) {
+      member_thread.AssertHeld();
       LogCommand command;
       command.request = std::move(request);
       Propose(std::move(command));

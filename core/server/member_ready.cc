@@ -35,7 +35,10 @@ void Member::Impl::Send(const raft::Message& m) {
 
 SnapshotShipper::Leader Member::Impl::ShipperLeader() {
   return SnapshotShipper::Leader{raft.get(), raft_storage.get(), &membership.history(),
-                                 [this](const raft::Message& m) { Send(m); }};
+                                 [this](const raft::Message& m) {
+                                   member_thread.AssertHeld();  // the shipper runs in a turn
+                                   Send(m);
+                                 }};
 }
 
 // Persist, send (a leader's appends before its own fsync), apply, commit,

@@ -94,6 +94,7 @@ void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
 void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answers) {
   Result<Response> response = std::visit(
       [&](auto& r) -> Result<Response> {
+        member_thread.AssertHeld();
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, RangeRequest>) {
           Result<RangeResponse> range = engine->Range(r);
