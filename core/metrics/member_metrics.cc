@@ -54,6 +54,10 @@ MemberMetrics::MemberMetrics(Registry& r, std::string_view version)
           "etcd_server_id",
           "Server or member ID in hexadecimal format. 1 for 'server_id' label with current ID.",
           {"server_id"})),
+      health_success(r.AddCounter("etcd_server_health_success",
+                                  "The total number of successful health checks")),
+      health_failures(
+          r.AddCounter("etcd_server_health_failures", "The total number of failed health checks")),
 
       range_total(
           r.AddCounter("etcd_mvcc_range_total", "Total number of ranges seen by this member.")),

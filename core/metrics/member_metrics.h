@@ -49,6 +49,10 @@ struct MemberMetrics {
   Gauge& snapshot_apply_in_progress;  // 1 while a received snapshot is applied
   Family<Gauge>& server_version;      // {server_version}: set by the constructor
   Family<Gauge>& server_id;           // {server_id}: SetServerId
+  // etcd_server_health_success / _failures (etcdhttp): each /health,
+  // /readyz or /livez answer, counted by the metrics listener.
+  Counter& health_success;
+  Counter& health_failures;
 
   // --- etcd_mvcc_* and etcd_debugging_mvcc_* (server/mvcc/metrics.go) --
   Counter& range_total;               // etcd_mvcc_range_total: each range served
