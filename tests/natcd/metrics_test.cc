@@ -270,6 +270,12 @@ TEST_F(MetricsConfigTest, SeveralUrlsServeTheSame) {
   for (const std::string& url : urls) EXPECT_EQ(HttpRequest(url + "/metrics").status, 200) << url;
 }
 
+TEST_F(MetricsConfigTest, HelpNamesTheSetting) {
+  Daemon d({"--help"}, {});
+  EXPECT_NE(d.Log().find("--listen-metrics-urls"), std::string::npos) << d.Log();
+  EXPECT_NE(d.Log().find("NATCD_LISTEN_METRICS_URLS"), std::string::npos) << d.Log();
+}
+
 TEST_F(MetricsConfigTest, UnsetMeansOffWhenAttachedToNats) {
   Daemon d(Base("/dev/null"), {});
   ASSERT_FALSE(d.exited()) << d.Log();
