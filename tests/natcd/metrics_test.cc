@@ -13,6 +13,8 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <memory>
 #include <regex>
 #include <string>
 #include <thread>
@@ -165,6 +167,50 @@ TEST_F(MetricsTest, HealthFalseWhileNatsIsDownAndBackAfter) {
   ParsedExposition p = Scrape(url_);
   EXPECT_EQ(p.Find("natcd_nats_connected"), 1);
   EXPECT_GE(p.Find("natcd_nats_reconnects_total").value_or(0), 1);
+}
+
+// In a cluster that loses its quorum the member left has no leader: its
+// /health says so (serializable=true, the member alone, still answers
+// true), and says true again once a quorum is back.
+TEST(MetricsClusterTest, NoQuorumNoLeaderNoHealth) {
+  NatsServer server;
+  ASSERT_TRUE(server.Start());
+  std::map<std::string, std::unique_ptr<TempDir>> dirs;
+  std::map<std::string, std::unique_ptr<NatcdProcess>> members;
+  std::map<std::string, std::string> urls;
+  for (const char* name : {"n1", "n2", "n3"}) {
+    dirs[name] = std::make_unique<TempDir>();
+    members[name] = std::make_unique<NatcdProcess>(
+        server.url(), dirs[name]->path(),
+        std::vector<std::string>{"--name", name, "--initial-cluster", "n1,n2,n3",
+                                 "--heartbeat-interval", "50", "--election-timeout", "500",
+                                 "--log-level", "warn", "--listen-metrics-urls",
+                                 "http://127.0.0.1:0"});
+    ASSERT_TRUE(members[name]->Start());
+    urls[name] = MetricsUrl(members[name]->Log());
+    ASSERT_NE(urls[name], "") << members[name]->Log();
+  }
+  for (const auto& [name, url] : urls) {
+    EXPECT_TRUE(WaitFor([&] { return HttpRequest(url + "/health").status == 200; }))
+        << name << ": " << HttpRequest(url + "/health").body;
+  }
+  members["n1"]->Kill();
+  members["n2"]->Kill();
+  // Right after the kills a probe may also time out (a request NATS handed
+  // to a member as it died): "STATUS ERROR:Timeout" is a true answer too.
+  HttpResponse r;
+  EXPECT_TRUE(WaitFor([&] {
+    r = HttpRequest(urls["n3"] + "/health");
+    return r.status == 503 &&
+           r.body == std::string(R"({"health":"false","reason":"RAFT NO LEADER"})") + "\n";
+  })) << r.status
+      << " " << r.body;
+  EXPECT_EQ(HttpRequest(urls["n3"] + "/readyz").status, 503);
+  EXPECT_EQ(HttpRequest(urls["n3"] + "/health?serializable=true").body, kHealthy);
+
+  ASSERT_TRUE(members["n2"]->Start());
+  EXPECT_TRUE(WaitFor([&] { return HttpRequest(urls["n3"] + "/health").status == 200; }))
+      << HttpRequest(urls["n3"] + "/health").body;
 }
 
 // natcd as a child with these arguments and environment; waits for its
