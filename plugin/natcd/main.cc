@@ -79,15 +79,17 @@ constexpr const char* kEmbeddedMetricsFallbackUrl = "http://127.0.0.1:0";
 
 // Connection callbacks reach the node through this (set once the node runs)
 // and record the connection's state (natcd_nats_connected, _reconnects_total).
+// Both are cleared before shutdown: nats.c runs the callbacks on a thread of
+// its own, also while the connection is being destroyed.
 struct ConnectionEvents {
   std::atomic<natcd::nats::Node*> node{nullptr};
-  natcd::metrics::MemberMetrics* metrics = nullptr;  // constant once connected
+  std::atomic<natcd::metrics::MemberMetrics*> metrics{nullptr};
 };
 
 void OnDisconnected(natsConnection*, void* closure) {
   spdlog::warn("NATS connection lost; reconnecting");
   auto* events = static_cast<ConnectionEvents*>(closure);
-  events->metrics->nats_connected.Set(0);
+  if (auto* metrics = events->metrics.load()) metrics->nats_connected.Set(0);
   if (auto* node = events->node.load()) node->OnDisconnected();
 }
 
@@ -96,13 +98,11 @@ void OnReconnected(natsConnection* nc, void* closure) {
   natsConnection_GetConnectedUrl(nc, url, sizeof url);
   spdlog::info("NATS reconnected to {}", url);
   auto* events = static_cast<ConnectionEvents*>(closure);
-  events->metrics->nats_connected.Set(1);
-  events->metrics->nats_reconnects.Inc();
+  if (auto* metrics = events->metrics.load()) {
+    metrics->nats_connected.Set(1);
+    metrics->nats_reconnects.Inc();
+  }
   if (auto* node = events->node.load()) node->OnReconnected();
-}
-
-void OnClosed(natsConnection*, void* closure) {
-  static_cast<ConnectionEvents*>(closure)->metrics->nats_connected.Set(0);
 }
 
 // send_asap: write each publish at once (replies) instead of letting nats.c
@@ -132,7 +132,6 @@ natsStatus Connect(const Settings& s, ConnectionEvents* events, bool send_asap,
   if (st == NATS_OK && events != nullptr) {
     st = natsOptions_SetReconnectedCB(opts, OnReconnected, events);
   }
-  if (st == NATS_OK && events != nullptr) st = natsOptions_SetClosedCB(opts, OnClosed, events);
   if (st == NATS_OK) {
     st = natcd::ApplyNatsAuth(
         opts, {s.user, s.password, s.token, s.creds, s.tls_ca, s.tls_cert, s.tls_key});
@@ -381,6 +380,7 @@ int main(int argc, char** argv) {
   auto node = natcd::nats::Node::Start(nc, options, events_nc);
   if (!node.ok()) {
     spdlog::error("start: {}", node.status().ToString());
+    events.metrics = nullptr;
     natsConnection_Destroy(events_nc);
     natsConnection_Destroy(nc);
     return 1;
@@ -394,6 +394,8 @@ int main(int argc, char** argv) {
     if (started.ok()) metrics_server = std::move(started).value();
     if (!metrics_server) {
       spdlog::error("{}", started.status().message());
+      events.node = nullptr;
+      events.metrics = nullptr;
       (*node)->Stop();
       node->reset();
       natsConnection_Destroy(events_nc);
@@ -414,6 +416,7 @@ int main(int argc, char** argv) {
   spdlog::info("signal {}: shutting down", sig);
   metrics_server.reset();  // no probe of a member shutting down
   events.node = nullptr;
+  events.metrics = nullptr;
   (*node)->Stop();
   node->reset();
   natsConnection_Destroy(events_nc);
