@@ -1,5 +1,7 @@
 #include "natcd/engine.h"
 
+#include "raft/sqlite_raft_storage.h"
+
 #include <cassert>
 
 #include "lease/lease_manager.h"
@@ -192,7 +194,12 @@ Result<LeaseCheckpointResponse> Engine::ApplyLeaseCheckpoint(
   return response;
 }
 
-SqliteBackend& Engine::backend() { return *parts_->backend; }
+Result<std::unique_ptr<raft::SqliteRaftStorage>> Engine::OpenRaftLog() {
+  return raft::SqliteRaftStorage::Open(parts_->backend.get());
+}
+
+Status Engine::SkipSyncOfNextCommit() { return parts_->backend->SkipSyncOfNextCommit(); }
+Status Engine::EndSkipSync() { return parts_->backend->EndSkipSync(); }
 
 Status Engine::Commit() {
   if (!failed_.ok()) return Stopped(failed_);

@@ -22,7 +22,7 @@
 // resigns and revokes its session, so the next one leads at once.
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
-#include <nats/natcd_client.h>
+#include <natcd/client.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -22,7 +22,7 @@
 //   cache: 1 key(s), up to revision 7, 0 resume(s)
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
-#include <nats/natcd_client.h>
+#include <natcd/client.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 //   done: 25 increments, counter = 100
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
-#include <nats/natcd_client.h>
+#include <natcd/client.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -19,7 +19,7 @@
 // Both modes run until SIGINT or SIGTERM; a provider stopped that way
 // revokes its lease, so it disappears at once.
 #define _POSIX_C_SOURCE 200809L
-#include <nats/natcd_client.h>
+#include <natcd/client.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

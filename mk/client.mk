@@ -1,4 +1,5 @@
-# The C client library (adapters/nats/natcd_client.h, adapters/nats/client/)
+# The C client library (adapters/nats/client/, its public header
+# adapters/nats/client/include/natcd/client.h)
 # and its cmocka tests (tests/c/).
 #
 #   $(BUILD)/lib/libnatcd_client.a   the library + the generated protobuf-c code;
@@ -6,8 +7,9 @@
 #   $(BUILD)/bin/client_tests        cmocka, against a real nats-server + natcd
 #   make check-client                runs them (NATCD_BIN: the daemon to start)
 #
-# The public header is included as "nats/natcd_client.h" (-Iadapters, in
-# CFLAGS); the library's own files include "adapters/nats/natcd.pb-c.h"
+# The public header is included as "natcd/client.h" ($(CLIENT_INCLUDE), in
+# CFLAGS; adapters/nats/natcd_client.h is a compatibility include that
+# includes it); the library's own files include "adapters/nats/natcd.pb-c.h"
 # through -I$(BUILD)/gen.
 
 CLIENT_SRCS := $(sort $(wildcard adapters/nats/client/*.c))
@@ -23,6 +25,9 @@ ALL_TARGETS += $(CLIENT_LIB) $(CLIENT_TESTS)
 CHECK_TARGETS += check-client
 
 $(CLIENT_OBJS) $(CLIENT_TEST_OBJS): | $(NATS_PB_H)
+# Compiled the way includers of the old header did: "nats/natcd_client.h"
+# through -Iadapters (the compatibility include).
+$(BUILD)/obj/tests/c/compat_header.o: CFLAGS += -Iadapters
 
 $(CLIENT_LIB): $(CLIENT_OBJS) $(NATS_PB_OBJ)
 	@mkdir -p $(dir $@)

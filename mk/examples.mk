@@ -19,6 +19,7 @@ ALL_TARGETS += $(EXAMPLE_BINS) $(EXAMPLE_TESTS)
 CHECK_TARGETS += check-examples
 
 $(EXAMPLE_OBJS) $(EXAMPLE_TEST_OBJS): | $(NATS_PB_H)
+$(EXAMPLE_TEST_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 
 # examples/lock_counter.c -> $(BUILD)/bin/example-lock-counter
 define EXAMPLE_RULE

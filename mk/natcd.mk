@@ -1,5 +1,6 @@
-# The natcd daemon: the node (adapters/nats, request handling on top of the
-# codecs in mk/adapters.mk) and plugin/natcd.
+# The natcd daemon: the NATS front end, peer transport and event sink
+# (adapters/nats, on the codecs of mk/adapters.mk) around the member
+# (core/server, in the core library), and plugin/natcd.
 #
 #   $(BUILD)/lib/libnatcd_node.a   the node: handlers, watch streams, events, discovery
 #   $(BUILD)/bin/natcd             the daemon
@@ -7,9 +8,10 @@
 
 NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.cc \
   adapters/nats/service_error.cc adapters/nats/discovery.cc adapters/nats/event_publisher.cc \
-  adapters/nats/header_msg.cc adapters/nats/proposed_commands.cc \
-  adapters/nats/watch_streams.cc adapters/nats/raft_codec.cc adapters/nats/raft_transport.cc \
-  adapters/nats/snapshot_chunk.cc adapters/nats/snapshot_transfer.cc adapters/nats/node.cc
+  adapters/nats/header_msg.cc adapters/nats/watch_streams.cc adapters/nats/raft_codec.cc \
+  adapters/nats/raft_transport.cc adapters/nats/nats_event_sink.cc \
+  adapters/nats/nats_responder.cc adapters/nats/nats_peer_transport.cc \
+  adapters/nats/nats_front_end.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
 NODE_LIB := $(BUILD)/lib/libnatcd_node.a
 
@@ -52,6 +54,7 @@ ALL_TARGETS += $(NATCD_TESTS)
 CHECK_TARGETS += check-natcd
 
 $(NATCD_TEST_OBJS): | $(NATS_PB_H)
+$(NATCD_TEST_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 
 # The cluster tests follow a watch with natcd's C client (its resume logic).
 $(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)

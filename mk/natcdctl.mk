@@ -18,9 +18,8 @@ NATCDCTL_TESTS := $(BUILD)/bin/natcdctl_tests
 ALL_TARGETS += $(NATCDCTL_BIN) $(NATCDCTL_TESTS)
 CHECK_TARGETS += check-natcdctl
 
-# The library's public header is "nats/natcd_client.h" (-Iadapters).
-$(NATCDCTL_OBJS): CXXFLAGS += -Iadapters
-$(NATCDCTL_OBJS) $(NATCDCTL_TEST_OBJS): | $(NATS_PB_H)
+# The library's public header is "natcd/client.h" ($(CLIENT_INCLUDE)).
+$(NATCDCTL_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 # GCC 12 warns falsely inside <regex> at -O1 (the sanitizer build).
 $(NATCDCTL_TEST_OBJS): CXXFLAGS += -Wno-maybe-uninitialized
 

@@ -1,13 +1,7 @@
 // Node: one natcd member serving the wire contract (docs/PROTOCOL.md) over a
-// NATS connection the caller owns.
-//
-// Threads. nats.c delivers each subscription's messages on its own thread;
-// those callbacks only decode and validate a request and queue it. One
-// engine thread owns the Engine: it takes every queued request at once,
-// applies the writes, serves the reads, commits the whole batch with one
-// fsync (group commit), and only then replies, publishes the batch's events
-// on P.ev.* and feeds the watches. Nothing on a NATS callback thread ever
-// waits for the disk.
+// NATS connection the caller owns: the composition root that builds the
+// transport-neutral member (core/server/member.h) and wires it to its NATS
+// front end, its NATS peer transport and the P.ev.* event sink.
 //
 // Replies are written to the socket at once (the connection should be
 // created with natsOptions_SetSendAsap): nats.c's default flusher batches on
@@ -111,9 +105,9 @@ class Node {
   const NodeOptions& options() const;
 
  private:
-  struct Impl;
-  explicit Node(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  struct Parts;
+  explicit Node(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
 };
 
 }  // namespace natcd::nats

@@ -185,13 +185,23 @@ std::string HumanBytes(uint64_t n) {
   return buf;
 }
 
+namespace {
+// Columns a UTF-8 string takes on a terminal: its code points (tablewriter
+// measures "µs" as two columns, not three bytes).
+size_t DisplayWidth(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xc0) != 0x80;
+  return n;
+}
+}  // namespace
+
 std::string Table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(header.size());
   for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
+    width[c] = DisplayWidth(header[c]);
     for (const auto& row : rows) {
-      if (c < row.size()) width[c] = std::max(width[c], row[c].size());
+      if (c < row.size()) width[c] = std::max(width[c], DisplayWidth(row[c]));
     }
   }
   std::string line = "+";
@@ -201,7 +211,7 @@ std::string Table(const std::vector<std::string>& header,
   for (size_t c = 0; c < header.size(); ++c) {
     std::string h = header[c];
     for (char& ch : h) ch = static_cast<char>(toupper(static_cast<unsigned char>(ch)));
-    size_t pad = width[c] - h.size();
+    size_t pad = width[c] - DisplayWidth(h);
     out += " " + std::string(pad / 2, ' ') + h + std::string(pad - pad / 2, ' ') + " |";
   }
   out += "\n" + line;
@@ -209,7 +219,7 @@ std::string Table(const std::vector<std::string>& header,
     out += "|";
     for (size_t c = 0; c < header.size(); ++c) {
       std::string cell = c < row.size() ? row[c] : "";
-      out += " " + std::string(width[c] - cell.size(), ' ') + cell + " |";
+      out += " " + std::string(width[c] - DisplayWidth(cell), ' ') + cell + " |";
     }
     out += "\n";
   }
@@ -255,6 +265,49 @@ std::vector<std::string> Argify(std::string_view line) {
     }
   }
   return out;
+}
+
+namespace {
+// Go's fmtFrac: the `prec` low decimal digits of v as ".ddd" without
+// trailing zeros (nothing when they are all zero); *rest gets the others.
+std::string GoFraction(uint64_t v, int prec, uint64_t* rest) {
+  std::string out;
+  bool print = false;
+  for (int i = 0; i < prec; ++i) {
+    char digit = static_cast<char>('0' + v % 10);
+    print = print || digit != '0';
+    if (print) out.insert(out.begin(), digit);
+    v /= 10;
+  }
+  if (print) out.insert(out.begin(), '.');
+  *rest = v;
+  return out;
+}
+}  // namespace
+
+std::string GoDuration(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t u = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  std::string out;
+  uint64_t rest = 0;
+  if (u == 0) return "0s";
+  if (u < 1000000000) {
+    // Below a second: one unit, as many decimals as it has.
+    const int prec = u < 1000 ? 0 : u < 1000000 ? 3 : 6;
+    const char* unit = u < 1000 ? "ns" : u < 1000000 ? "\u00b5s" : "ms";
+    std::string fraction = GoFraction(u, prec, &rest);
+    out = std::to_string(rest) + fraction + unit;
+  } else {
+    std::string fraction = GoFraction(u, 9, &rest);
+    out = std::to_string(rest % 60) + fraction + "s";
+    rest /= 60;
+    if (rest > 0) {
+      out = std::to_string(rest % 60) + "m" + out;
+      rest /= 60;
+      if (rest > 0) out = std::to_string(rest) + "h" + out;
+    }
+  }
+  return negative ? "-" + out : out;
 }
 
 }  // namespace natcdctl

@@ -21,6 +21,8 @@ std::string HumanBytes(uint64_t n);
 // right-aligned cells.
 std::string Table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows);
+// Go's time.Duration.String(): "0s", "750ns", "1.5µs", "25.077164ms", "1m2.5s".
+std::string GoDuration(int64_t ns);
 // "5s", "500ms", "1m", "2h", "1.5s" or a bare number of seconds -> ms; -1 if bad.
 int64_t ParseDurationMs(std::string_view s);
 // Splits a line into words as etcdctl's txn reader does: blanks separate,

@@ -140,8 +140,6 @@ std::string HeaderFields(const natcdHeader& h) {
          "\n\"RaftTerm\" : " + std::to_string(h.raft_term) + "\n";
 }
 
-bool hex_output = false;
-
 namespace {
 std::string HexEscaped(const std::string& s) {
   std::string out;
@@ -154,9 +152,9 @@ std::string HexEscaped(const std::string& s) {
 }
 }  // namespace
 
-std::string KvSimple(const natcdKeyValue& kv, bool value_only) {
-  std::string key = hex_output ? HexEscaped(Key(kv)) : Key(kv);
-  std::string value = hex_output ? HexEscaped(Value(kv)) : Value(kv);
+std::string Printer::KvSimple(const natcdKeyValue& kv, bool value_only) const {
+  std::string key = hex ? HexEscaped(Key(kv)) : Key(kv);
+  std::string value = hex ? HexEscaped(Value(kv)) : Value(kv);
   std::string out;
   if (!value_only) out += key + "\n";
   return out + value + "\n";

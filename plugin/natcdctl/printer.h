@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "nats/natcd_client.h"
+#include "natcd/client.h"
 
 namespace natcdctl {
 
@@ -19,6 +19,8 @@ struct GetFlags {
 
 struct Printer {
   Format format = Format::kSimple;
+  // --hex: simple output prints keys and values as \x-escaped hex (etcdctl's).
+  bool hex = false;
 
   std::string Put(const natcdPutResponse& r) const;
   std::string Get(const natcdRangeResponse& r, const GetFlags& flags) const;
@@ -32,14 +34,12 @@ struct Printer {
   std::string Compaction(const natcdHeader& h, int64_t rev) const;
   // One watch event (its revision stands for the header's).
   std::string WatchEvent(const natcdWatchNotice& n, bool value_only) const;
+  // A key and its value on lines of their own (the value alone if value_only).
+  std::string KvSimple(const natcdKeyValue& kv, bool value_only) const;
 };
-
-// --hex: simple output prints keys and values as \x-escaped hex (etcdctl's).
-extern bool hex_output;
 
 // Pieces shared with the maintenance printers.
 std::string HeaderJson(const natcdHeader& h);
 std::string HeaderFields(const natcdHeader& h);
-std::string KvSimple(const natcdKeyValue& kv, bool value_only);
 
 }  // namespace natcdctl

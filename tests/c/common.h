@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "nats/natcd_client.h"
+#include "natcd/client.h"
 
 // The fixture of the running group, and a client connected to it.
 extern natcdFixture g_fx;

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
       {"watch", watch_tests, watch_tests_count, _setupDefault},
       {"concurrency", concurrency_tests, concurrency_tests_count, _setupDefault},
       {"resilience", resilience_tests, resilience_tests_count, _setupDefault},
+      {"maint", maint_tests, maint_tests_count, _setupDefault},
       {"slow_consumer", slow_consumer_tests, slow_consumer_tests_count, _setupSlowConsumer},
   };
   // Optional: run only the groups named on the command line.

@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "adapters/nats/natcd_client.h"
+#include "natcd/client.h"
 #include "support/natcd_process.h"
 #include "support/nats_server.h"
 #include "testutil.h"

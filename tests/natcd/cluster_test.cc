@@ -13,7 +13,7 @@
 #include <set>
 #include <thread>
 
-#include "adapters/nats/natcd_client.h"
+#include "natcd/client.h"
 #include "natcd/natcd_helpers.h"
 #include "support/crash_writer_child.h"
 #include "support/natcd_process.h"

@@ -233,5 +233,32 @@ TEST_F(NatcdctlTest, TokenAndUserAuthentication) {
   }
 }
 
+TEST_F(NatcdctlTest, GetRevisionFilters) {
+  // etcdctl 3.6's --min/max-create-rev and --min/max-mod-rev: bounds on
+  // the keys' revisions, inclusive.
+  ASSERT_EQ(Ctl({"put", "/rf/a", "1"}).code, 0);
+  const std::string a = std::to_string(Revision());
+  ASSERT_EQ(Ctl({"put", "/rf/b", "2"}).code, 0);
+  const std::string b = std::to_string(Revision());
+  ASSERT_EQ(Ctl({"put", "/rf/c", "3"}).code, 0);
+  ASSERT_EQ(Ctl({"put", "/rf/a", "4"}).code, 0);  // a: created first, changed last
+  const std::string a2 = std::to_string(Revision());
+  auto keys = [&](std::vector<std::string> flags) {
+    std::vector<std::string> args = {"get", "/rf/", "--prefix", "--keys-only"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    CtlResult r = Ctl(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(keys({"--min-create-rev", b}), "/rf/b\n\n/rf/c\n\n");
+  EXPECT_EQ(keys({"--max-create-rev=" + b}), "/rf/a\n\n/rf/b\n\n");
+  EXPECT_EQ(keys({"--min-create-rev", b, "--max-create-rev", b}), "/rf/b\n\n");
+  EXPECT_EQ(keys({"--min-mod-rev", a2}), "/rf/a\n\n");
+  EXPECT_EQ(keys({"--max-mod-rev", b}), "/rf/b\n\n");
+  EXPECT_EQ(keys({"--min-mod-rev", a, "--max-create-rev", a}), "/rf/a\n\n");
+  EXPECT_EQ(keys({"--min-create-rev", a2}), "");
+  EXPECT_NE(Ctl({"get", "/rf/", "--min-mod-rev", "x"}).code, 0) << "not a number";
+}
+
 }  // namespace
 }  // namespace natcd::testing

@@ -43,8 +43,33 @@ inline std::string ReadFile(const std::string& path) {
 // A natcdctl running in the background (watch, lock, elect, keep-alive).
 class CtlProcess {
  public:
-  CtlProcess(pid_t pid, std::string out) : pid_(pid), out_(std::move(out)) {}
-  ~CtlProcess() { Stop(); }
+  CtlProcess(pid_t pid, std::string out, int stdin_fd = -1)
+      : pid_(pid), out_(std::move(out)), stdin_(stdin_fd) {}
+  ~CtlProcess() {
+    Stop();
+    CloseStdin();
+  }
+  // With StartInteractive: writes to its stdin, and closes it (EOF).
+  bool Send(const std::string& text) {
+    return stdin_ >= 0 && write(stdin_, text.data(), text.size()) == ssize_t(text.size());
+  }
+  void CloseStdin() {
+    if (stdin_ >= 0) close(stdin_);
+    stdin_ = -1;
+  }
+  // Waits (bounded) for it to end by itself; its exit code, or -1 if it did not.
+  int Wait(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return -1;
+  }
   std::string Output() const { return ReadFile(out_); }
   // Waits until the output holds `text`; false after `timeout`.
   bool WaitFor(const std::string& text,
@@ -69,6 +94,7 @@ class CtlProcess {
  private:
   pid_t pid_;
   std::string out_;
+  int stdin_;
 };
 
 class NatcdctlTest : public ::testing::Test {
@@ -100,9 +126,10 @@ class NatcdctlTest : public ::testing::Test {
   static std::string Url() { return server_->url(); }
 
   // Forks natcdctl with args (after --nats-url unless `no_url`), stdin from
-  // `input`, stdout to `out`, stderr to `err`.
+  // `input` (or the pipe `stdin_fd` when >= 0), stdout to `out`, stderr to `err`.
   static pid_t Spawn(const std::vector<std::string>& args, const std::string& input,
-                     const std::string& out, const std::string& err, const Env& env, bool no_url) {
+                     const std::string& out, const std::string& err, const Env& env, bool no_url,
+                     int stdin_fd = -1) {
     std::string in_path = dir_->File("stdin-" + std::to_string(counter_++));
     {
       std::ofstream f(in_path);
@@ -119,7 +146,7 @@ class NatcdctlTest : public ::testing::Test {
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-      int in = open(in_path.c_str(), O_RDONLY);
+      int in = stdin_fd >= 0 ? stdin_fd : open(in_path.c_str(), O_RDONLY);
       int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       // One file for both: one open file description, so neither overwrites the other.
       int e = err == out ? dup(o) : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -165,6 +192,17 @@ class NatcdctlTest : public ::testing::Test {
     std::string out = dir_->File("bg-" + std::to_string(counter_++));
     pid_t pid = Spawn(args, "", out, out, env, false);
     return std::make_unique<CtlProcess>(pid, out);
+  }
+
+  // Runs natcdctl in the background with its stdin a pipe (CtlProcess::Send);
+  // stderr goes along with stdout.
+  static std::unique_ptr<CtlProcess> StartInteractive(const std::vector<std::string>& args) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+    std::string out = dir_->File("bg-" + std::to_string(counter_++));
+    pid_t pid = Spawn(args, "", out, out, {}, false, fds[0]);
+    close(fds[0]);
+    return std::make_unique<CtlProcess>(pid, out, fds[1]);
   }
 
   // The store's current revision (from a JSON get's header).

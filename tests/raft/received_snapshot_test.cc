@@ -40,7 +40,7 @@ class ReceivedSnapshotTest : public ::testing::Test {
   void MakeLeaderCopy() {
     Result<std::unique_ptr<Engine>> engine = Engine::Open(Options(dir_.File("leader.db")));
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    auto storage = SqliteRaftStorage::Open(&engine.value()->backend());
+    auto storage = engine.value()->OpenRaftLog();
     ASSERT_TRUE(storage.ok()) << storage.status().ToString();
     for (uint64_t i = 1; i <= kApplied; i++) {
       ASSERT_OK(storage.value()->Append({Entry{kLeaderTerm, i, EntryType::kNormal, "e"}}));
@@ -63,7 +63,7 @@ class ReceivedSnapshotTest : public ::testing::Test {
     Result<std::unique_ptr<Engine>> engine = Engine::Open(Options(copy_));
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(engine).value();
-    auto storage = SqliteRaftStorage::Open(&engine_->backend());
+    auto storage = engine_->OpenRaftLog();
     ASSERT_TRUE(storage.ok()) << storage.status().ToString();
     storage_ = std::move(storage).value();
   }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "adapters/nats/natcd.pb-c.h"
-#include "nats/natcd_client.h"
+#include "natcd/client.h"
 
 #define NATCD_DEFAULT_PREFIX "natcd"
 #define NATCD_REQUEST_ID_HEADER "Natcd-Request-Id"

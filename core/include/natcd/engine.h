@@ -41,6 +41,9 @@
 namespace natcd {
 
 class SqliteBackend;
+namespace raft {
+class SqliteRaftStorage;
+}
 
 struct LeaseExpireResponse {
   ResponseHeader header;
@@ -174,8 +177,15 @@ class Engine final : public EventSource {
   uint64_t applied_index() const { return applied_index_; }
   size_t key_count() const;
   size_t lease_count() const;
-  // The database, shared with the Raft log so that one fsync covers both.
-  SqliteBackend& backend();
+  // The Raft log, in the engine's database: its writes join the engine's
+  // open batch, so one Commit (one fsync) covers the log and the state.
+  // Close it before the engine.
+  Result<std::unique_ptr<raft::SqliteRaftStorage>> OpenRaftLog();
+  // The next Commit skips its fsync: for a batch that only applies entries
+  // already durable in the log (a crash applies them again). EndSkipSync
+  // undoes it if no Commit came (core/storage/sqlite_backend.h).
+  Status SkipSyncOfNextCommit();
+  Status EndSkipSync();
   // Rows dropped by compaction not yet removed from SQLite.
   size_t compaction_rows_pending() const;
   Result<int64_t> DatabaseSizeBytes();

@@ -52,7 +52,7 @@
 
 #include "natcd/status.h"
 
-namespace natcd::nats {
+namespace natcd::server {
 
 // Names one shipment of one snapshot. Ordered by (term, index, leader): a
 // later term means a later leader, and a leader's later snapshot has a
@@ -110,4 +110,4 @@ Result<SnapshotChunk> DecodeSnapshotChunk(std::string_view bytes);
 std::string EncodeSnapshotAck(const SnapshotAck& ack);
 Result<SnapshotAck> DecodeSnapshotAck(std::string_view bytes);
 
-}  // namespace natcd::nats
+}  // namespace natcd::server

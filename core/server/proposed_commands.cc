@@ -1,8 +1,8 @@
-#include "adapters/nats/proposed_commands.h"
+#include "server/proposed_commands.h"
 
 #include <utility>
 
-namespace natcd::nats {
+namespace natcd::server {
 
 void ProposedCommands::Add(uint64_t first_index, uint64_t term, std::vector<LogCommand> commands) {
   if (commands.empty()) return;
@@ -28,4 +28,4 @@ std::optional<LogCommand> ProposedCommands::Take(uint64_t index, uint64_t term) 
 
 void ProposedCommands::Clear() { kept_.clear(); }
 
-}  // namespace natcd::nats
+}  // namespace natcd::server

@@ -1,14 +1,14 @@
-// ProposedCommands (adapters/nats/proposed_commands.h): a kept command is
+// ProposedCommands (server/proposed_commands.h): a kept command is
 // handed out only for the entry at its index with its term.
 
-#include "adapters/nats/proposed_commands.h"
+#include "server/proposed_commands.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace natcd::nats {
+namespace natcd::server {
 namespace {
 
 LogCommand Command(uint64_t seq) {
@@ -79,4 +79,4 @@ TEST(ProposedCommandsTest, ABatchThatDoesNotFollowReplacesWhatWasKept) {
 }
 
 }  // namespace
-}  // namespace natcd::nats
+}  // namespace natcd::server

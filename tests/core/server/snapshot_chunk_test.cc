@@ -1,14 +1,14 @@
 // The snapshot transfer's wire format: chunks and acks survive the round
 // trip exactly; any damaged, short, long or foreign input is refused with
 // an error (never a crash), because every byte is under a checksum.
-#include "adapters/nats/snapshot_chunk.h"
+#include "server/snapshot_chunk.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-namespace natcd::nats {
+namespace natcd::server {
 namespace {
 
 SnapshotChunk SampleChunk(const std::string& data, bool last) {
@@ -131,4 +131,4 @@ TEST(SnapshotId, NewerMeansLaterTermThenHigherIndex) {
 }
 
 }  // namespace
-}  // namespace natcd::nats
+}  // namespace natcd::server

@@ -15,9 +15,9 @@
 #include <optional>
 #include <vector>
 
-#include "adapters/nats/raft_codec.h"
+#include "server/log_command.h"
 
-namespace natcd::nats {
+namespace natcd::server {
 
 class ProposedCommands {
  public:
@@ -43,4 +43,4 @@ class ProposedCommands {
   std::deque<Kept> kept_;
 };
 
-}  // namespace natcd::nats
+}  // namespace natcd::server

@@ -1,4 +1,4 @@
-#include "adapters/nats/snapshot_transfer.h"
+#include "server/snapshot_transfer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include "storage/crc32c.h"
 #include "storage/durable_file.h"
 
-namespace natcd::nats {
+namespace natcd::server {
 namespace {
 
 Status Timeout(const std::string& msg) { return Status(Status::Code::kTimeout, "ErrTimeout", msg); }
@@ -349,4 +349,4 @@ Status SnapshotReceiver::OnChunk(const SnapshotChunk& chunk, SnapshotAck* ack) {
   return Status::OK();
 }
 
-}  // namespace natcd::nats
+}  // namespace natcd::server

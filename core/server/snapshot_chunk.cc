@@ -1,4 +1,4 @@
-#include "adapters/nats/snapshot_chunk.h"
+#include "server/snapshot_chunk.h"
 
 #include <cassert>
 #include <cstdint>
@@ -7,7 +7,7 @@
 
 #include "storage/crc32c.h"
 
-namespace natcd::nats {
+namespace natcd::server {
 namespace {
 
 constexpr std::string_view kChunkMagic = "NCSC";
@@ -165,4 +165,4 @@ Result<SnapshotAck> DecodeSnapshotAck(std::string_view bytes) {
   return ack;
 }
 
-}  // namespace natcd::nats
+}  // namespace natcd::server

@@ -5,7 +5,7 @@
 // a timeout; damage is caught by the checksums; a newer snapshot replaces an
 // older one; malformed input is an error value; nothing holds the file in
 // memory.
-#include "adapters/nats/snapshot_transfer.h"
+#include "server/snapshot_transfer.h"
 
 #include <gtest/gtest.h>
 #include <malloc.h>
@@ -23,7 +23,7 @@
 
 #include "testutil.h"
 
-namespace natcd::nats {
+namespace natcd::server {
 namespace {
 
 using natcd::testing::TempDir;
@@ -557,4 +557,4 @@ TEST_F(SnapshotTransferTest, AnUnfinishedTransferLeavesNoFile) {
 }
 
 }  // namespace
-}  // namespace natcd::nats
+}  // namespace natcd::server

@@ -43,10 +43,10 @@
 #include <optional>
 #include <string>
 
-#include "adapters/nats/snapshot_chunk.h"
+#include "server/snapshot_chunk.h"
 #include "natcd/status.h"
 
-namespace natcd::nats {
+namespace natcd::server {
 
 struct SnapshotSenderOptions {
   // Bytes of one encoded chunk, header included: the NATS server's
@@ -200,4 +200,4 @@ class SnapshotReceiver {
   int fd_ = -1;  // the temporary file while receiving
 };
 
-}  // namespace natcd::nats
+}  // namespace natcd::server

@@ -1,0 +1,106 @@
+#include "server/log_command.h"
+
+#include "server/proto_wire.h"
+#include "server/write_kind.h"
+#include "server/write_request_codec.h"
+
+namespace natcd::server {
+namespace {
+
+// DO NOT CHANGE: persisted. natcd.v1.LogCommand's field numbers.
+constexpr uint32_t kKindField = 1;
+constexpr uint32_t kRequestField = 2;
+constexpr uint32_t kOriginMemberField = 3;
+constexpr uint32_t kOriginSeqField = 4;
+constexpr uint32_t kRequestIdField = 5;
+constexpr uint32_t kRequestExpiresMsField = 6;
+constexpr uint32_t kEventsPublishedField = 7;
+// LogCommand.Kind EVENTS_PUBLISHED; the others are WriteKind's numbers.
+constexpr int32_t kEventsPublishedKind = 9;
+
+constexpr wire::MessageShape kLogCommandShape{"natcd.v1.LogCommand", nullptr, 0};
+
+Status Invalid(const std::string& what) {
+  return Status::InvalidArgument("ErrInvalidArgument", what);
+}
+
+// protobuf-c keeps strings as C strings: it writes and reads a string up to
+// its first NUL.
+std::string_view CString(std::string_view s) { return s.substr(0, s.find('\0')); }
+
+}  // namespace
+
+std::string EncodeLogCommand(const LogCommand& command) {
+  wire::Writer w;
+  if (command.events_published) {
+    w.VarintField(kKindField, kEventsPublishedKind);
+  } else {
+    w.VarintField(kKindField, static_cast<uint64_t>(KindOf(command.request)));
+    w.BytesField(kRequestField, EncodeWriteRequest(command.request));
+  }
+  w.VarintField(kOriginMemberField, command.origin_member);
+  w.VarintField(kOriginSeqField, command.origin_seq);
+  w.BytesField(kRequestIdField, CString(command.request_id));
+  w.Int64Field(kRequestExpiresMsField, command.request_expires_ms);
+  if (command.events_published) w.Int64Field(kEventsPublishedField, *command.events_published);
+  return w.Take();
+}
+
+Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
+  if (!wire::WellFormed(bytes, kLogCommandShape)) {
+    return Invalid("malformed or too deeply nested protobuf: not a natcd.v1.LogCommand");
+  }
+  int32_t kind = 0;
+  std::string_view request;
+  std::string_view request_id;
+  uint64_t origin_member = 0, origin_seq = 0;
+  int64_t request_expires_ms = 0, events_published = 0;
+  wire::Reader reader(bytes);
+  wire::Field f;
+  bool ok = true;
+  while (ok && reader.Next(&f)) {
+    switch (f.number) {
+      case kKindField:
+        ok = wire::AsInt32(f, &kind);
+        break;
+      case kRequestField:
+        ok = wire::AsBytes(f, &request);
+        break;
+      case kOriginMemberField:
+        ok = wire::AsUint64(f, &origin_member);
+        break;
+      case kOriginSeqField:
+        ok = wire::AsUint64(f, &origin_seq);
+        break;
+      case kRequestIdField:
+        ok = wire::AsBytes(f, &request_id);
+        break;
+      case kRequestExpiresMsField:
+        ok = wire::AsInt64(f, &request_expires_ms);
+        break;
+      case kEventsPublishedField:
+        ok = wire::AsInt64(f, &events_published);
+        break;
+      default:
+        break;  // unknown: skipped
+    }
+  }
+  if (!ok || !reader.ok()) return Invalid("malformed protobuf: not a natcd.v1.LogCommand");
+  out->origin_member = origin_member;
+  out->origin_seq = origin_seq;
+  out->request_id.assign(CString(request_id));
+  out->request_expires_ms = request_expires_ms;
+  out->events_published.reset();
+  if (kind == kEventsPublishedKind) {
+    if (events_published < 0) return Invalid("negative events_published");
+    out->events_published = events_published;
+    return Status::OK();
+  }
+  if (kind < static_cast<int32_t>(WriteKind::kPut) ||
+      kind > static_cast<int32_t>(WriteKind::kLeaseCheckpoint)) {
+    return Invalid("unknown log command kind " + std::to_string(kind));
+  }
+  return DecodeWriteRequest(static_cast<WriteKind>(kind), request, &out->request);
+}
+
+}  // namespace natcd::server

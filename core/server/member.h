@@ -1,0 +1,142 @@
+// Member: one natcd cluster member, transport-neutral (as etcd's EtcdServer
+// with its raftNode and apply). It owns the engine and Raft and runs them on
+// one thread; front ends (NATS, gRPC) hand it requests made of engine values
+// and get each answered exactly once; a PeerTransport carries what members
+// exchange; an EventSink gets every committed event once, in order.
+//
+// Threads. Submit, Resubmit, RunOnMemberThread, the Receive* calls and the
+// connection notices are thread-safe: they only queue. The member thread
+// takes everything queued at once, each turn: it steps Raft, proposes the
+// turn's writes as one batch, persists, sends, applies committed entries,
+// commits the engine's batch with one fsync (group commit), and only then
+// answers, publishes the turn's events and lets the front ends deliver
+// watches. Nothing on a front end's thread waits for the disk.
+//
+// Time: every deadline is on options.engine.clock (monotonic), so a manual
+// clock drives the member deterministically.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "natcd/auto_compactor.h"
+#include "natcd/clock.h"
+#include "natcd/engine.h"
+#include "natcd/status.h"
+#include "raft/types.h"
+#include "server/event_sink.h"
+#include "server/front_end.h"
+#include "server/peer_transport.h"
+#include "server/request.h"
+
+namespace natcd::server {
+
+// A request that passed through this many members is answered "no leader"
+// instead of being handed on again.
+inline constexpr int kForwardHopsMax = 3;
+
+struct MemberOptions {
+  std::string name = "natcd-1";  // this member's name
+  NodeId member_id = 0;          // required (server/member_identity.h derives it from the name)
+  uint64_t cluster_id = 0;       // for response headers
+  EngineOptions engine;          // db_path, clock, limits; clock required
+
+  int64_t request_id_window_ms = 120'000;  // how long a request id is remembered
+
+  // Auto-compaction (etcd's --auto-compaction-mode/-retention).
+  AutoCompactor::Mode auto_compaction_mode = AutoCompactor::Mode::kOff;
+  int64_t auto_compaction_retention = 0;
+
+  int64_t lease_check_interval_ms = 100;
+  int64_t lease_checkpoint_interval_ms = 5'000;
+  int64_t watch_progress_interval_ms = 600'000;  // progress_notify watches (etcd: 10 min)
+
+  // The founding members by name (this one included); empty: this member
+  // alone. A member not among them starts empty and waits to be added.
+  std::vector<std::string> initial_cluster;
+  // etcd's --initial-cluster-state: false ("existing") for a member joining
+  // a running cluster, which must never start a cluster of its own.
+  bool new_cluster = true;
+  // etcd's --heartbeat-interval and --election-timeout.
+  int64_t heartbeat_interval_ms = 100;
+  int64_t election_timeout_ms = 1'000;
+  // A request not answered within this long gets ErrTimeout (a write may
+  // still be applied: retry with the same request id).
+  int64_t request_timeout_ms = 5'000;
+  // The Raft log is compacted every snapshot_entries applied entries,
+  // keeping snapshot_catchup_entries for members a little behind (etcd's
+  // --snapshot-count and its catch-up entries).
+  uint64_t snapshot_entries = 10'000;
+  uint64_t snapshot_catchup_entries = 5'000;
+  // A snapshot for a member far behind copies the database on a thread of
+  // its own, so the member keeps serving; a caller that needs every step
+  // deterministic (the simulator) copies on the member thread instead.
+  bool copy_snapshots_on_member_thread = false;
+};
+
+class Member {
+ public:
+  // Opens the engine and Raft (founding the cluster's first snapshot when
+  // this member founds it); nothing runs until Start.
+  static Result<std::unique_ptr<Member>> Open(const MemberOptions& options);
+  // Stop() if still running.
+  ~Member();
+  Member(const Member&) = delete;
+  Member& operator=(const Member&) = delete;
+
+  // Wiring, before Start. The member does not own them; they outlive it.
+  void SetPeerTransport(PeerTransport* transport);
+  void SetEventSink(EventSink* sink);
+  void AddFrontEnd(FrontEnd* front_end);
+
+  // Starts the member thread.
+  void Start();
+  // Clean shutdown: answers everything queued or waiting (ErrStopped),
+  // cancels every watch with a reason, flushes events, closes the database.
+  // Front ends stop submitting first. Idempotent.
+  void Stop();
+
+  // For a caller that drives the member itself instead of Start() (the
+  // simulator): one turn on the calling thread, over what is queued,
+  // without waiting. Never together with Start().
+  void RunOneTurn();
+  // Test hook: the process dies here. Nothing more is answered, written or
+  // sent; the database is closed as a crash leaves it (what the last turn
+  // committed is what a restart finds). The member is unusable after it.
+  void TEST_Crash();
+
+  // Thread-safe: queue for the member thread.
+  void Submit(std::unique_ptr<Request> request);
+  // A forwarded request whose leader was unreachable: it waits for another
+  // leader (or this one, after a pause).
+  void Resubmit(std::unique_ptr<Request> request, NodeId unreachable_leader);
+  // Runs `task` on the member thread between two turns' steps, with the
+  // engine open (front-end operations on watches). It must not block.
+  void RunOnMemberThread(std::function<void(Engine&)> task);
+  void ReceiveRaft(raft::Message message);
+  void ReceiveSnapshotChunk(std::string bytes);
+  void ReceiveSnapshotAck(std::string bytes);
+  // The connection to the clients was lost / is back. While cut off no
+  // lease expires (its holder could not renew it); on reconnect every lease
+  // gets the time it was cut off back.
+  void OnDisconnected();
+  void OnReconnected();
+
+  const MemberOptions& options() const;
+  NodeId id() const;
+  // What Raft says, for front ends and observers (thread-safe, possibly a
+  // turn old).
+  bool is_leader() const;
+  NodeId leader() const;
+  uint64_t raft_term() const;
+
+ private:
+  struct Impl;
+  explicit Member(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace natcd::server

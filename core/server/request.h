@@ -1,0 +1,133 @@
+// What a front end hands the member and what it gets back: requests made of
+// engine values (a front end decodes its own wire format at its edge), and a
+// Responder the member calls exactly once with the response or a Status.
+//
+// Thread safety: a Request is built on a front end's thread, handed over
+// whole (Member::Submit) and from then on touched by the member thread only,
+// until the responder has been called (on the member thread) or the request
+// was given to the peer transport (Forward), which then owns it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "natcd/engine.h"
+#include "natcd/status.h"
+#include "natcd/types.h"
+
+namespace natcd::server {
+
+using NodeId = uint64_t;
+
+// ---- member-level requests beyond the engine's ----
+
+struct LeaseLeasesRequest {};
+
+struct StatusRequest {};
+struct StatusResponse {
+  ResponseHeader header;
+  int64_t db_size = 0;
+  int64_t db_size_in_use = 0;
+  NodeId leader = 0;
+  uint64_t raft_index = 0;
+  uint64_t raft_applied_index = 0;
+  uint64_t raft_term = 0;
+  bool is_learner = false;
+};
+
+// A member as the cluster knows it.
+struct MemberInfo {
+  NodeId id = 0;
+  std::string name;
+  bool is_learner = false;
+};
+
+struct MemberListRequest {};
+struct MemberListResponse {
+  ResponseHeader header;
+  std::vector<MemberInfo> members;
+};
+struct MemberAddRequest {
+  std::string name;
+  bool is_learner = false;
+};
+struct MemberAddResponse {
+  ResponseHeader header;
+  MemberInfo member;  // the one added
+  std::vector<MemberInfo> members;
+};
+struct MemberRemoveRequest {
+  NodeId id = 0;
+};
+struct MemberPromoteRequest {
+  NodeId id = 0;
+};
+// Remove and promote answer the membership after the change.
+struct MembershipResponse {
+  ResponseHeader header;
+  std::vector<MemberInfo> members;
+};
+struct MoveLeaderRequest {
+  NodeId target = 0;
+};
+struct MoveLeaderResponse {
+  ResponseHeader header;
+};
+
+using RequestPayload =
+    std::variant<RangeRequest, PutRequest, DeleteRangeRequest, TxnRequest, CompactionRequest,
+                 LeaseGrantRequest, LeaseRevokeRequest, LeaseKeepAliveRequest,
+                 LeaseTimeToLiveRequest, LeaseLeasesRequest, StatusRequest, MemberListRequest,
+                 MemberAddRequest, MemberRemoveRequest, MemberPromoteRequest, MoveLeaderRequest>;
+
+using Response =
+    std::variant<RangeResponse, PutResponse, DeleteRangeResponse, TxnResponse, CompactionResponse,
+                 LeaseGrantResponse, LeaseRevokeResponse, LeaseKeepAliveResponse,
+                 LeaseTimeToLiveResponse, LeaseLeasesResponse, StatusResponse, MemberListResponse,
+                 MemberAddResponse, MembershipResponse, MoveLeaderResponse>;
+
+// Facts of the moment a response is sent that a front end puts in its
+// response header or uses to send it.
+struct ResponseContext {
+  uint64_t raft_term = 0;
+  // Many responses leave in this turn: a front end may buffer them and
+  // write them out together instead of one system call each.
+  bool busy_turn = false;
+};
+
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  // Called exactly once, on the member thread (or by the peer transport
+  // that took the request over).
+  virtual void Respond(Result<Response> response, const ResponseContext& context) = 0;
+};
+
+struct Request {
+  RequestPayload payload;
+  // Natcd-Request-Id or the like: a write carrying one is applied once and a
+  // repeat is answered with the first outcome (within the memory window).
+  std::string request_id;
+  // When it arrived, on the member's monotonic clock: requests waiting for
+  // a leader time out from here.
+  int64_t received_ms = 0;
+  // Members it passed through (forwarded by a follower): bounded so that a
+  // request never bounces for ever between members that disagree.
+  int hops = 0;
+  // The leader a forward to found unreachable; the request waits for
+  // another or retries after a pause (Member::Resubmit).
+  NodeId unreachable_leader = 0;
+  int64_t retry_at_ms = 0;
+  std::unique_ptr<Responder> responder;
+};
+
+// Requests only the leader serves: writes go through its log, lease
+// deadlines live on the leader, and it knows the latest membership.
+bool IsWrite(const RequestPayload& payload);
+bool IsMembershipChange(const RequestPayload& payload);
+bool LeaderOnly(const RequestPayload& payload);
+
+}  // namespace natcd::server

@@ -1,0 +1,130 @@
+// Maintenance and cluster calls: status (through any member and of one
+// member by its ID), move-leader, member list/add/remove/promote.
+#include "common.h"
+#include "compat_header.h"
+#include "tests.h"
+
+static void test_null_destroy_and_args(void** state) {
+  (void)state;
+  natcdStatusResponse_Destroy(NULL);
+  natcdMemberResponse_Destroy(NULL);
+  natcdStatusResponse* st = NULL;
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_Status(NULL, g_client));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_Status(&st, NULL));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_MemberStatus(&st, g_client, 0));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMember_List(NULL, g_client));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMember_Add(NULL, g_client, "", false));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMember_Add(NULL, g_client, NULL, false));
+  // The compatibility include declares the same API.
+  assert_string_equal(compat_StatusText(natcdStatus_NoLeader), "No leader");
+}
+
+static void test_status(void** state) {
+  (void)state;
+  int64_t rev = test_Put(g_client, "/maint/a", "1");
+  natcdStatusResponse* st = NULL;
+  ASSERT_OK(natcdMaint_Status(&st, g_client));
+  assert_non_null(st->version);
+  assert_true(strlen(st->version) > 0);
+  assert_true(st->db_size > 0);
+  assert_true(st->db_size_in_use > 0 && st->db_size_in_use <= st->db_size);
+  assert_true(st->header.member_id != 0);
+  assert_int_equal(st->leader, st->header.member_id);  // one member: it leads
+  assert_false(st->is_learner);
+  assert_true(st->raft_term >= 1);
+  assert_true(st->raft_applied_index >= 1 && st->raft_applied_index <= st->raft_index);
+  assert_true(st->header.revision >= rev);
+  assert_int_equal(st->n_errors, 0);
+  const uint64_t me = st->header.member_id;
+  natcdStatusResponse_Destroy(st);
+
+  // The same member asked by its ID, on P.fwd.<id>.maint.status.
+  ASSERT_OK(natcdMaint_MemberStatus(&st, g_client, me));
+  assert_int_equal(st->header.member_id, me);
+  assert_int_equal(st->leader, me);
+  natcdStatusResponse_Destroy(st);
+  // Nobody answers for a member that does not exist.
+  st = (natcdStatusResponse*)1;
+  ASSERT_STATUS(natcdStatus_NoResponders, natcdMaint_MemberStatus(&st, g_client, 0x1234));
+  assert_null(st);
+}
+
+static void test_move_leader(void** state) {
+  (void)state;
+  natcdStatusResponse* st = NULL;
+  ASSERT_OK(natcdMaint_Status(&st, g_client));
+  const uint64_t me = st->header.member_id;
+  natcdStatusResponse_Destroy(st);
+  natcdHeader h = {0};
+  ASSERT_OK(natcdMaint_MoveLeader(&h, g_client, me));  // it leads already: a no-op
+  assert_int_equal(h.member_id, me);
+  ASSERT_OK(natcdMaint_MoveLeader(NULL, g_client, me));
+  // An unknown member cannot lead (etcd's ErrBadLeaderTransferee).
+  natcdStatus s = natcdMaint_MoveLeader(NULL, g_client, 0x1234);
+  assert_int_not_equal(s, natcdStatus_OK);
+  natcdError e;
+  natcd_GetLastError(&e);
+  assert_non_null(strstr(e.text, "bad leader transferee"));
+}
+
+static const natcdMember* _find(const natcdMemberResponse* r, const char* name) {
+  for (size_t i = 0; i < r->n_members; ++i) {
+    if (strcmp(r->members[i].name, name) == 0) return &r->members[i];
+  }
+  return NULL;
+}
+
+static void test_members(void** state) {
+  (void)state;
+  natcdMemberResponse* r = NULL;
+  ASSERT_OK(natcdMember_List(&r, g_client));
+  assert_int_equal(r->n_members, 1);
+  const natcdMember* self = &r->members[0];
+  assert_string_equal(self->name, "natcd-1");
+  assert_false(self->is_learner);
+  assert_int_equal(self->n_peer_urls, 1);  // its Raft subject
+  assert_non_null(strstr(self->peer_urls[0], ".raft."));
+  assert_int_equal(self->n_client_urls, 0);
+  assert_null(r->added);
+  const uint64_t self_id = self->id;
+  assert_true(r->header.cluster_id != 0);
+  natcdMemberResponse_Destroy(r);
+
+  // A learner added to a single member commits at once (it need not run).
+  ASSERT_OK(natcdMember_Add(&r, g_client, "n9", true));
+  assert_non_null(r->added);
+  assert_string_equal(r->added->name, "n9");
+  assert_true(r->added->is_learner);
+  const uint64_t n9 = r->added->id;
+  assert_true(n9 != 0 && n9 != self_id);
+  assert_int_equal(r->n_members, 2);
+  assert_non_null(_find(r, "n9"));
+  natcdMemberResponse_Destroy(r);
+  // A second add of the same name is refused, not retried into success.
+  assert_int_not_equal(natcdMember_Add(NULL, g_client, "n9", true), natcdStatus_OK);
+
+  // Promoting it is refused until it has caught up (it never runs here).
+  assert_int_not_equal(natcdMember_Promote(NULL, g_client, n9), natcdStatus_OK);
+  natcdError e;
+  natcd_GetLastError(&e);
+  assert_non_null(strstr(e.text, "in sync with leader"));
+
+  ASSERT_OK(natcdMember_Remove(&r, g_client, n9));
+  assert_int_equal(r->n_members, 1);
+  assert_null(_find(r, "n9"));
+  assert_null(r->added);
+  natcdMemberResponse_Destroy(r);
+  ASSERT_OK(natcdMember_List(&r, g_client));
+  assert_int_equal(r->n_members, 1);
+  natcdMemberResponse_Destroy(r);
+  // Removing it again: no such member.
+  assert_int_not_equal(natcdMember_Remove(NULL, g_client, n9), natcdStatus_OK);
+}
+
+const struct CMUnitTest maint_tests[] = {
+    cmocka_unit_test(test_null_destroy_and_args),
+    cmocka_unit_test(test_status),
+    cmocka_unit_test(test_move_leader),
+    cmocka_unit_test(test_members),
+};
+const size_t maint_tests_count = sizeof maint_tests / sizeof maint_tests[0];
