@@ -17,9 +17,8 @@ metrics::HealthState DaemonHealth::Read(bool /*serializable*/) {
   uint8_t body[16];  // an empty message packs to nothing
   size_t len = natcd__v1__status_request__pack(&request, body);
   natsMsg* reply = nullptr;
-  std::string subject = prefix_ + ".maint.status";
-  natsStatus s = natsConnection_Request(&reply, nc_, subject.c_str(), body, static_cast<int>(len),
-                                        /*timeout_ms=*/1'000);
+  natsStatus s = natsConnection_Request(&reply, nc_, status_subject_.c_str(), body,
+                                        static_cast<int>(len), /*timeout_ms=*/1'000);
   if (s != NATS_OK) {
     state.api_error = std::string("STATUS ERROR:") + natsStatus_GetText(s);
     return state;

@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include "adapters/nats/node.h"
+#include "adapters/nats/raft_transport.h"
 #include "metrics/member_metrics.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
@@ -31,6 +32,7 @@
 #include "plugin/natcd/embedded_nats.h"
 #include "plugin/natcd/listen_urls.h"
 #include "plugin/natcd/metrics_server.h"
+#include "server/member_identity.h"
 
 namespace {
 
@@ -387,7 +389,10 @@ int main(int argc, char** argv) {
   }
   events.node = node->get();
 
-  natcd::DaemonHealth health(nc, s.prefix);
+  // The member's ID as the node derives it (options.member_id is left 0).
+  const uint64_t member_id = natcd::server::MemberIdOf(s.name);
+  member_metrics.SetServerId(member_id);
+  natcd::DaemonHealth health(nc, natcd::nats::ForwardPrefix(s.prefix, member_id) + "maint.status");
   std::unique_ptr<natcd::MetricsServer> metrics_server;
   if (!metrics_addresses->empty() || embedded_default) {
     auto started = StartMetricsServer(*metrics_addresses, registry, member_metrics, health);

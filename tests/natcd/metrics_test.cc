@@ -206,8 +206,8 @@ TEST(MetricsClusterTest, NoQuorumNoLeaderNoHealth) {
   }
   members["n1"]->Kill();
   members["n2"]->Kill();
-  // Right after the kills a probe may also time out (a request NATS handed
-  // to a member as it died): "STATUS ERROR:Timeout" is a true answer too.
+  // Wait for the reason expected: a probe may also time out on the way
+  // ("STATUS ERROR:Timeout"), which is a true answer too.
   HttpResponse r;
   EXPECT_TRUE(WaitFor([&] {
     r = HttpRequest(urls["n3"] + "/health");
