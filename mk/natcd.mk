@@ -25,7 +25,8 @@ SERVER_LIBS := $(NODE_LIB) $(NATS_LIB) $(CORE_LIB)
 # allocate (NATS callbacks, the engine) and nats.c's thread that frees every
 # message. Not under the sanitizers, which bring their own allocator.
 SERVER_MALLOC := $(if $(SANITIZE),,-ljemalloc)
-SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lprotobuf-c -lnats -lsqlite3 -lpthread
+# libmicrohttpd: the metrics and health listener (README.md "Dependencies and why").
+SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lmicrohttpd -lprotobuf-c -lnats -lsqlite3 -lpthread
 
 ALL_TARGETS += $(NATCD_BIN)
 
@@ -43,7 +44,7 @@ $(NATCD_BIN): $(NATCD_OBJS) $(SERVER_LIBS)
 	$(CXX) $(LDFLAGS) -o $@ $(NATCD_OBJS) $(SERVER_LIBS) $(SERVER_LDLIBS)
 
 NATCD_TEST_SRCS := $(sort $(wildcard tests/natcd/*_test.cc)) tests/support/nats_server.cc \
-  tests/support/tcp_proxy.cc \
+  tests/support/tcp_proxy.cc tests/support/http_get.cc \
   tests/support/natcd_process.cc tests/support/wire_client.cc tests/support/crash_writer_child.cc \
   tests/test_main.cc
 NATCD_TEST_OBJS := $(NATCD_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)

@@ -5,6 +5,10 @@
 // Configuration: config/natcd.conf (or --config FILE), overridden by
 // NATCD_* environment variables, overridden by flags. `natcd --help` lists
 // every setting.
+//
+// Metrics and health: --listen-metrics-urls serves /metrics, /health,
+// /readyz and /livez over HTTP (plugin/natcd/metrics_server.h); the
+// embedded default serves them on 127.0.0.1:2381 (or a free port).
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -18,9 +22,17 @@
 #include <spdlog/spdlog.h>
 
 #include "adapters/nats/node.h"
+#include "adapters/nats/raft_transport.h"
+#include "metrics/member_metrics.h"
+#include "metrics/process_metrics.h"
+#include "metrics/registry.h"
 #include "natcd/clock.h"
 #include "plugin/common/nats_auth.h"
+#include "plugin/natcd/daemon_health.h"
 #include "plugin/natcd/embedded_nats.h"
+#include "plugin/natcd/listen_urls.h"
+#include "plugin/natcd/metrics_server.h"
+#include "server/member_identity.h"
 
 namespace {
 
@@ -59,23 +71,40 @@ struct Settings {
   std::string auto_compaction_mode = "off";
   int64_t auto_compaction_retention = 0;
   std::string log_level = "info";
+  std::string listen_metrics_urls;
 };
 
-// Connection callbacks reach the node through this (set once the node runs).
+// The embedded default's metrics listener: etcd's usual metrics port in
+// kubeadm setups, else any free one.
+constexpr const char* kEmbeddedMetricsUrl = "http://127.0.0.1:2381";
+constexpr const char* kEmbeddedMetricsFallbackUrl = "http://127.0.0.1:0";
+
+// Connection callbacks reach the node through this (set once the node runs)
+// and record the connection's state (natcd_nats_connected, _reconnects_total).
+// Both are cleared before shutdown: nats.c runs the callbacks on a thread of
+// its own, also while the connection is being destroyed.
 struct ConnectionEvents {
   std::atomic<natcd::nats::Node*> node{nullptr};
+  std::atomic<natcd::metrics::MemberMetrics*> metrics{nullptr};
 };
 
 void OnDisconnected(natsConnection*, void* closure) {
   spdlog::warn("NATS connection lost; reconnecting");
-  if (auto* node = static_cast<ConnectionEvents*>(closure)->node.load()) node->OnDisconnected();
+  auto* events = static_cast<ConnectionEvents*>(closure);
+  if (auto* metrics = events->metrics.load()) metrics->nats_connected.Set(0);
+  if (auto* node = events->node.load()) node->OnDisconnected();
 }
 
 void OnReconnected(natsConnection* nc, void* closure) {
   char url[256] = "";
   natsConnection_GetConnectedUrl(nc, url, sizeof url);
   spdlog::info("NATS reconnected to {}", url);
-  if (auto* node = static_cast<ConnectionEvents*>(closure)->node.load()) node->OnReconnected();
+  auto* events = static_cast<ConnectionEvents*>(closure);
+  if (auto* metrics = events->metrics.load()) {
+    metrics->nats_connected.Set(1);
+    metrics->nats_reconnects.Inc();
+  }
+  if (auto* node = events->node.load()) node->OnReconnected();
 }
 
 // send_asap: write each publish at once (replies) instead of letting nats.c
@@ -135,6 +164,20 @@ std::string ApplyConfigFile(CLI::App* app, const std::string& path, bool require
     return "config " + path + ": " + e.what();
   }
   return "";
+}
+
+// Starts the metrics listener on `configured`, or, for the embedded default
+// (nothing configured), on kEmbeddedMetricsUrl or a free port if that one
+// is taken.
+natcd::Result<std::unique_ptr<natcd::MetricsServer>> StartMetricsServer(
+    const std::vector<natcd::ListenAddress>& configured, const natcd::metrics::Registry& registry,
+    natcd::metrics::MemberMetrics& counts, natcd::metrics::HealthSource& health) {
+  if (!configured.empty()) return natcd::MetricsServer::Start(configured, registry, counts, health);
+  auto preferred = natcd::MetricsServer::Start(natcd::ParseListenUrls(kEmbeddedMetricsUrl).value(),
+                                               registry, counts, health);
+  if (preferred.ok()) return preferred;
+  return natcd::MetricsServer::Start(natcd::ParseListenUrls(kEmbeddedMetricsFallbackUrl).value(),
+                                     registry, counts, health);
 }
 
 }  // namespace
@@ -222,6 +265,10 @@ int main(int argc, char** argv) {
       "writes then reach it without being forwarded; 1: an even share)")
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
   add("--log-level", s.log_level, "NATCD_LOG_LEVEL", "trace, debug, info, warn, error");
+  add("--listen-metrics-urls", s.listen_metrics_urls, "NATCD_LISTEN_METRICS_URLS",
+      "http://host:port URLs, comma-separated, to serve /metrics, /health, /readyz and /livez "
+      "on (port 0: a free one); empty: none, but the embedded default serves them on "
+      "127.0.0.1:2381 (or a free port)");
   bool config_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -239,6 +286,12 @@ int main(int argc, char** argv) {
   }
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(s.log_level));
+  // Checked before anything starts: a typo fails at once.
+  auto metrics_addresses = natcd::ParseListenUrls(s.listen_metrics_urls);
+  if (!metrics_addresses.ok()) {
+    fprintf(stderr, "natcd: %s\n", std::string(metrics_addresses.status().message()).c_str());
+    return 2;
+  }
 
   // Signals are taken by sigwait in main; every thread inherits the mask.
   sigset_t signals;
@@ -256,7 +309,8 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<natcd::EmbeddedNats> embedded;
-  if (s.nats_url.empty()) {
+  const bool embedded_default = s.nats_url.empty();
+  if (embedded_default) {
     auto started = natcd::EmbeddedNats::Start(s.nats_server_bin, s.embedded_port,
                                               s.data_dir + "/nats-server.log");
     if (!started.ok()) {
@@ -269,7 +323,14 @@ int main(int argc, char** argv) {
                  s.data_dir);
   }
 
+  // Every metric this process exposes. The member records into
+  // member_metrics; the daemon records the NATS connection's state.
+  natcd::metrics::Registry registry;
+  natcd::metrics::MemberMetrics member_metrics(registry, natcd::nats::NodeOptions{}.version);
+  natcd::metrics::AddProcessMetrics(registry);
+
   ConnectionEvents events;
+  events.metrics = &member_metrics;
   natsConnection* nc = nullptr;
   natsConnection* events_nc = nullptr;
   natsStatus st = Connect(s, &events, /*send_asap=*/true, &nc);
@@ -279,6 +340,7 @@ int main(int argc, char** argv) {
     natsConnection_Destroy(nc);
     return 1;
   }
+  member_metrics.nats_connected.Set(1);
 
   natcd::SystemClock clock;
   natcd::nats::NodeOptions options;
@@ -320,11 +382,35 @@ int main(int argc, char** argv) {
   auto node = natcd::nats::Node::Start(nc, options, events_nc);
   if (!node.ok()) {
     spdlog::error("start: {}", node.status().ToString());
+    events.metrics = nullptr;
     natsConnection_Destroy(events_nc);
     natsConnection_Destroy(nc);
     return 1;
   }
   events.node = node->get();
+
+  // The member's ID as the node derives it (options.member_id is left 0).
+  const uint64_t member_id = natcd::server::MemberIdOf(s.name);
+  member_metrics.SetServerId(member_id);
+  natcd::DaemonHealth health(nc, natcd::nats::ForwardPrefix(s.prefix, member_id) + "maint.status");
+  std::unique_ptr<natcd::MetricsServer> metrics_server;
+  if (!metrics_addresses->empty() || embedded_default) {
+    auto started = StartMetricsServer(*metrics_addresses, registry, member_metrics, health);
+    if (started.ok()) metrics_server = std::move(started).value();
+    if (!metrics_server) {
+      spdlog::error("{}", started.status().message());
+      events.node = nullptr;
+      events.metrics = nullptr;
+      (*node)->Stop();
+      node->reset();
+      natsConnection_Destroy(events_nc);
+      natsConnection_Destroy(nc);
+      return 1;
+    }
+    for (const std::string& url : metrics_server->urls()) {
+      printf("natcd metrics on %s/metrics (health: /health /readyz /livez)\n", url.c_str());
+    }
+  }
   // Tests and scripts wait for this line.
   printf("natcd %s serving %s.> on %s (data: %s)\n", s.name.c_str(), s.prefix.c_str(),
          s.nats_url.c_str(), options.engine.db_path.c_str());
@@ -333,7 +419,9 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("signal {}: shutting down", sig);
+  metrics_server.reset();  // no probe of a member shutting down
   events.node = nullptr;
+  events.metrics = nullptr;
   (*node)->Stop();
   node->reset();
   natsConnection_Destroy(events_nc);
