@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "metrics/histogram.h"
 #include "natcd/mutex.h"
 
 namespace natcd::nats {
@@ -61,8 +62,13 @@ class Endpoint {
   // The body's message type; null when the body is ignored.
   const ProtobufCMessageDescriptor* request() const { return request_; }
 
+  // Where Record also observes each request's duration (natcd_request_
+  // duration_seconds{endpoint}); set before the endpoint serves.
+  void SetLatencyHistogram(metrics::Histogram* histogram) { latency_ = histogram; }
+
   // Thread-safe: called from NATS callback threads and the engine thread.
   void Record(int64_t processing_ns, const std::string* error) {
+    if (latency_ != nullptr) latency_->Observe(static_cast<double>(processing_ns) / 1e9);
     MutexLock lock(&mu_);
     ++stats_.num_requests;
     stats_.processing_time_ns += processing_ns;
@@ -82,6 +88,7 @@ class Endpoint {
   const std::string queue_group_;
   const EndpointKind kind_;
   const ProtobufCMessageDescriptor* const request_;
+  metrics::Histogram* latency_ = nullptr;
   mutable Mutex mu_;
   EndpointStats stats_ GUARDED_BY(mu_);
 };

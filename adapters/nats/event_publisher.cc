@@ -18,8 +18,12 @@ std::string_view ToDecimal(int64_t value, std::array<char, 24>* buffer) {
 
 }  // namespace
 
-EventPublisher::EventPublisher(natsConnection* nc, std::string prefix, size_t events_pending_max)
-    : nc_(nc), prefix_(std::move(prefix)), events_pending_max_(events_pending_max) {
+EventPublisher::EventPublisher(natsConnection* nc, std::string prefix, size_t events_pending_max,
+                               metrics::Counter* published_counter)
+    : nc_(nc),
+      prefix_(std::move(prefix)),
+      events_pending_max_(events_pending_max),
+      published_counter_(published_counter) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -125,6 +129,7 @@ void EventPublisher::Publish(const std::vector<Event>& events) {
       ++dropped;
     }
   }
+  if (published_counter_ != nullptr) published_counter_->Add(published);
   MutexLock lock(&mu_);
   published_ += published;
   dropped_ += dropped;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "adapters/nats/header_msg.h"
+#include "metrics/counter.h"
 #include "natcd/mutex.h"
 #include "natcd/types.h"
 
@@ -41,7 +42,9 @@ class EventPublisher {
  public:
   using Batch = std::shared_ptr<const std::vector<Event>>;
 
-  EventPublisher(natsConnection* nc, std::string prefix, size_t events_pending_max = 1'000'000);
+  // published_counter (may be null) counts every event sent.
+  EventPublisher(natsConnection* nc, std::string prefix, size_t events_pending_max = 1'000'000,
+                 metrics::Counter* published_counter = nullptr);
   // Publishes what is queued, then stops.
   ~EventPublisher();
   EventPublisher(const EventPublisher&) = delete;
@@ -68,6 +71,7 @@ class EventPublisher {
   natsConnection* const nc_;
   const std::string prefix_;
   const size_t events_pending_max_;
+  metrics::Counter* const published_counter_;
   mutable Mutex mu_;
   CondVar wake_;
   CondVar idle_;

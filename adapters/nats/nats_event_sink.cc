@@ -7,8 +7,10 @@
 
 namespace natcd::nats {
 
-NatsEventSink::NatsEventSink(natsConnection* nc, std::string prefix, std::string cluster_name)
-    : marker_subject_(PublishedSubject(prefix, cluster_name)), publisher_(nc, std::move(prefix)) {}
+NatsEventSink::NatsEventSink(natsConnection* nc, std::string prefix, std::string cluster_name,
+                             metrics::Counter* published_counter)
+    : marker_subject_(PublishedSubject(prefix, cluster_name)),
+      publisher_(nc, std::move(prefix), 1'000'000, published_counter) {}
 
 NatsEventSink::~NatsEventSink() { Unsubscribe(); }
 

@@ -24,7 +24,9 @@ class NatsEventSink final : public server::EventSink {
  public:
   // Events go out on `nc` (a connection that batches: best-effort
   // publishes); markers are heard on `markers_nc`.
-  NatsEventSink(natsConnection* nc, std::string prefix, std::string cluster_name);
+  // published_counter (may be null) counts the events sent.
+  NatsEventSink(natsConnection* nc, std::string prefix, std::string cluster_name,
+                metrics::Counter* published_counter);
   ~NatsEventSink() override;
   NatsEventSink(const NatsEventSink&) = delete;
   NatsEventSink& operator=(const NatsEventSink&) = delete;

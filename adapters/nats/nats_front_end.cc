@@ -218,6 +218,9 @@ void NatsFrontEnd::AddEndpoint(const std::string& name, const std::string& suffi
                                EndpointKind kind, const ProtobufCMessageDescriptor* request) {
   endpoints_.push_back(std::make_unique<Endpoint>(name, options_.prefix + "." + suffix,
                                                   queue ? kQueueGroup : "", kind, request));
+  if (options_.metrics != nullptr) {
+    endpoints_.back()->SetLatencyHistogram(&options_.metrics->request_seconds.WithLabels({suffix}));
+  }
 }
 
 Result<std::unique_ptr<NatsFrontEnd::Subscription>> NatsFrontEnd::SubscribeTo(

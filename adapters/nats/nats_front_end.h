@@ -42,6 +42,8 @@ struct NatsFrontEndOptions {
   WatchStreamOptions watch;
   ServiceIdentity identity;
   uint64_t seed = 0;  // for server-chosen watch IDs
+  // Request durations by endpoint; null: not recorded.
+  metrics::MemberMetrics* metrics = nullptr;
 };
 
 class NatsFrontEnd final : public server::FrontEnd {

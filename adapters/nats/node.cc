@@ -35,6 +35,7 @@ server::MemberOptions MemberOptionsOf(const NodeOptions& o, const HeaderInfo& he
   m.request_timeout_ms = o.request_timeout_ms;
   m.snapshot_entries = o.snapshot_entries;
   m.snapshot_catchup_entries = o.snapshot_catchup_entries;
+  m.metrics = o.metrics;
   return m;
 }
 
@@ -71,8 +72,9 @@ Result<std::unique_ptr<Node>> Node::Start(natsConnection* nc, const NodeOptions&
   parts->member = std::move(member).value();
 
   natsConnection* buffered_nc = events_nc ? events_nc : nc;
-  parts->events =
-      std::make_unique<NatsEventSink>(buffered_nc, options.prefix, options.cluster_name);
+  parts->events = std::make_unique<NatsEventSink>(
+      buffered_nc, options.prefix, options.cluster_name,
+      options.metrics ? &options.metrics->events_published : nullptr);
   parts->transport = std::make_unique<NatsPeerTransport>(nc, options.prefix, options.cluster_name,
                                                          header.member_id, options.engine.clock,
                                                          options.request_timeout_ms, rng());
@@ -90,6 +92,7 @@ Result<std::unique_ptr<Node>> Node::Start(natsConnection* nc, const NodeOptions&
   front.watch.coalesce_ms = options.watch_coalesce_ms;
   front.watch.coalesce_ready_min = options.watch_coalesce_ready_min;
   front.seed = rng();
+  front.metrics = options.metrics;
   ServiceIdentity& identity = front.identity;
   identity.id = options.instance_id;
   if (identity.id.empty()) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/member_metrics.h"
 #include "natcd/auto_compactor.h"
 #include "natcd/clock.h"
 #include "natcd/engine.h"
@@ -76,6 +77,8 @@ struct NodeOptions {
   // --snapshot-count and its catch-up entries).
   uint64_t snapshot_entries = 10'000;
   uint64_t snapshot_catchup_entries = 5'000;
+  // etcd's metrics and natcd's own are recorded here; null: nowhere.
+  metrics::MemberMetrics* metrics = nullptr;
 };
 
 class Node {

@@ -219,6 +219,26 @@ void Member::Impl::Turn(std::vector<Item> batch) {
                      clock->MonotonicMs(), options.election_timeout_ms);
   engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
   for (FrontEnd* f : front_ends) f->AfterTurn();
+  RecordState();
+}
+
+void Member::Impl::RecordState() {
+  metrics::MemberMetrics* m = options.metrics;
+  if (m == nullptr) return;
+  m->proposals_pending.Set(static_cast<int64_t>(proposals.size()));
+  m->keys_total.Set(static_cast<int64_t>(engine->key_count()));
+  m->current_revision.Set(engine->revision());
+  m->compact_revision.Set(engine->CompactRevision());
+  m->watcher_total.Set(static_cast<int64_t>(engine->watches().size()));
+  m->slow_watcher_total.Set(static_cast<int64_t>(engine->watches().unsynced_size()));
+  const int64_t now = clock->MonotonicMs();
+  if (now >= next_db_size_ms) {  // a file stat: now and then is enough
+    next_db_size_ms = now + 1'000;
+    if (Result<int64_t> size = engine->DatabaseSizeBytes(); size.ok()) {
+      m->db_total_size.Set(*size);
+      m->db_total_size_in_use.Set(*size);
+    }
+  }
 }
 
 void Member::Impl::Loop() {

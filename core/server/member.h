@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/member_metrics.h"
 #include "natcd/auto_compactor.h"
 #include "natcd/clock.h"
 #include "natcd/engine.h"
@@ -75,6 +76,9 @@ struct MemberOptions {
   // its own, so the member keeps serving; a caller that needs every step
   // deterministic (the simulator) copies on the member thread instead.
   bool copy_snapshots_on_member_thread = false;
+  // Where the member records etcd's metrics (core/metrics/member_metrics.h);
+  // null: nowhere. Not owned; it outlives the member.
+  metrics::MemberMetrics* metrics = nullptr;
 };
 
 class Member {

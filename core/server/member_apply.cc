@@ -5,6 +5,7 @@
 #include "server/member_identity.h"
 #include "server/member_impl.h"
 #include "server/request_outcome.h"
+#include "server/write_kind.h"
 
 namespace natcd::server {
 namespace {
@@ -30,6 +31,39 @@ Result<Response> ToResponse(Result<WriteResponse> written) {
         }
       },
       std::move(written).value());
+}
+
+// etcd's counts of what was applied.
+void RecordApplied(const WriteRequest& request, const WriteResponse& response,
+                   metrics::MemberMetrics* m) {
+  if (m == nullptr) return;
+  switch (KindOf(request)) {
+    case WriteKind::kPut:
+      m->put_total.Inc();
+      break;
+    case WriteKind::kDeleteRange:
+      m->delete_total.Inc();
+      break;
+    case WriteKind::kTxn:
+      m->txn_total.Inc();
+      break;
+    case WriteKind::kLeaseGrant:
+      m->lease_granted.Inc();
+      m->lease_ttl_seconds.Observe(static_cast<double>(std::get<LeaseGrantResponse>(response).ttl));
+      break;
+    case WriteKind::kLeaseRevoke:
+      m->lease_revoked.Inc();
+      break;
+    case WriteKind::kLeaseExpire: {
+      const auto revoked = static_cast<uint64_t>(std::get<LeaseExpireResponse>(response).revoked);
+      m->lease_expired.Add(revoked);
+      m->lease_revoked.Add(revoked);
+      break;
+    }
+    case WriteKind::kCompaction:
+    case WriteKind::kLeaseCheckpoint:
+      break;
+  }
 }
 
 }  // namespace
@@ -106,6 +140,7 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
     return;
   }
   Result<WriteResponse> response = engine->Apply(command.request, entry.index);
+  if (response.ok()) RecordApplied(command.request, response.value(), options.metrics);
   // Remember the outcome of what was applied (a deterministic error
   // included), never that of a request the engine could not process.
   Status remembered;

@@ -143,6 +143,10 @@ struct Member::Impl {
   int64_t next_front_end_tick_ms GUARDED_BY(member_thread) = 0;
   int64_t next_progress_ms GUARDED_BY(member_thread) = 0;
 
+  // Metrics (options.metrics, may be null).
+  NodeId metrics_lead GUARDED_BY(member_thread) = 0;  // the leader last counted
+  int64_t next_db_size_ms GUARDED_BY(member_thread) = 0;
+
   // member.cc
   Status Open() REQUIRES(member_thread);
   Status OpenEngine() REQUIRES(member_thread);
@@ -154,6 +158,8 @@ struct Member::Impl {
   void Turn(std::vector<Item> batch) REQUIRES(member_thread);
   void Take(Item item, Answers* answers) REQUIRES(member_thread);
   void Deliver(Answers* answers, const Status& committed) REQUIRES(member_thread);
+  // The gauges that follow the engine, after a turn's commit.
+  void RecordState() REQUIRES(member_thread);
   void Shutdown() REQUIRES(member_thread);
 
   // member_requests.cc

@@ -68,11 +68,10 @@ void Member::Impl::ProcessReady(Answers* answers) {
     // index) needs no fsync: those entries are durable in the log already,
     // and a crash would apply them again. Except a membership change: the
     // hard state written with it (below) must survive a power loss too.
-    if (rd.entries.empty() && rd.snapshot.empty() && !applies_conf_change &&
-        (!rd.hard_state || (rd.hard_state->term == synced_hard_state.term &&
-                            rd.hard_state->vote == synced_hard_state.vote))) {
-      (void)engine->SkipSyncOfNextCommit();
-    }
+    const bool syncs = !(rd.entries.empty() && rd.snapshot.empty() && !applies_conf_change &&
+                         (!rd.hard_state || (rd.hard_state->term == synced_hard_state.term &&
+                                             rd.hard_state->vote == synced_hard_state.vote)));
+    if (!syncs) (void)engine->SkipSyncOfNextCommit();
     Status s;
     if (!rd.snapshot.empty() && rd.snapshot.meta.index > 1) {
       // The leader's database arrived whole (see Take): it becomes this
@@ -91,6 +90,11 @@ void Member::Impl::ProcessReady(Answers* answers) {
       applied_index = snapshot_index = rd.snapshot.meta.index;
     }
     if (s.ok()) s = raft_storage->Append(rd.entries);
+    if (s.ok() && options.metrics != nullptr) {
+      int64_t bytes = 0;
+      for (const raft::Entry& e : rd.entries) bytes += static_cast<int64_t>(e.data.size());
+      options.metrics->wal_write_bytes.Add(static_cast<double>(bytes));
+    }
     // Raft needs term and vote durable. The commit index only has to cover
     // the membership changes applied: a restarted member re-applies the
     // log from its snapshot up to it, and its configuration must not fall
@@ -113,7 +117,16 @@ void Member::Impl::ProcessReady(Answers* answers) {
     }
     // One fsync: the log entries, the hard state and the state they
     // produced are durable before any message or answer depends on them.
-    if (s.ok()) s = engine->Commit();
+    // (The log is in the same database: its fsync is etcd's WAL fsync.)
+    if (s.ok()) {
+      const int64_t start_ns = clock->MonotonicNs();
+      s = engine->Commit();
+      if (s.ok() && options.metrics != nullptr) {
+        const double seconds = static_cast<double>(clock->MonotonicNs() - start_ns) / 1e9;
+        options.metrics->backend_commit_seconds.Observe(seconds);
+        if (syncs) options.metrics->wal_fsync_seconds.Observe(seconds);
+      }
+    }
     if (s.ok()) s = engine->EndSkipSync();
     if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
     if (!s.ok()) {
@@ -144,12 +157,24 @@ void Member::Impl::ProcessReady(Answers* answers) {
               raft::RoleName(rd.soft_state->role), static_cast<unsigned long long>(raft->term()),
               rd.soft_state->lead ? Hex(rd.soft_state->lead).c_str() : "none");
       lead_now.store(rd.soft_state->lead);
+      if (metrics::MemberMetrics* m = options.metrics) {
+        m->has_leader.Set(rd.soft_state->lead != raft::kNoNode ? 1 : 0);
+        m->is_leader.Set(rd.soft_state->role == raft::Role::kLeader ? 1 : 0);
+        if (rd.soft_state->lead != raft::kNoNode && rd.soft_state->lead != metrics_lead) {
+          m->leader_changes.Inc();
+          metrics_lead = rd.soft_state->lead;
+        }
+      }
       BecameLeader(rd.soft_state->role == raft::Role::kLeader);
     }
     raft->Advance(rd);
   }
   raft_term = raft->term();
   term_now.store(raft_term);
+  if (metrics::MemberMetrics* m = options.metrics) {
+    m->proposals_committed.Set(static_cast<double>(raft->committed()));
+    m->proposals_applied.Set(static_cast<double>(applied_index));
+  }
   ServeConfirmedReads(answers);
   AnswerMovedLeader(answers);
   MaybeCompactLog();
@@ -170,6 +195,7 @@ void Member::Impl::MaybeCompactLog() {
 
 Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
   const raft::HardState hard_state = raft->hard_state();
+  if (options.metrics) options.metrics->snapshot_apply_in_progress.Set(1);
   // Everything built on the old database goes: watches end with a reason
   // (clients re-create them from their last revision + 1).
   engine->watches().CancelAll("member restored from the leader's snapshot");
@@ -195,6 +221,7 @@ Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
   leader = false;
   leader_now.store(false);
   continuity.Reset();
+  if (options.metrics) options.metrics->snapshot_apply_in_progress.Set(0);
   fprintf(stderr, "natcd %s: installed the leader's snapshot at index %llu (revision %lld)\n",
           options.name.c_str(), static_cast<unsigned long long>(meta.index),
           static_cast<long long>(engine->revision()));

@@ -97,11 +97,14 @@ void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answer
         member_thread.AssertHeld();
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, RangeRequest>) {
+          if (options.metrics) options.metrics->range_total.Inc();
           Result<RangeResponse> range = engine->Range(r);
           if (!range.ok()) return range.status();
           return Response(std::move(range).value());
         } else if constexpr (std::is_same_v<T, LeaseKeepAliveRequest>) {
-          return Response(engine->LeaseKeepAlive(r));
+          LeaseKeepAliveResponse renewed = engine->LeaseKeepAlive(r);
+          if (options.metrics && renewed.ttl > 0) options.metrics->lease_renewed.Inc();
+          return Response(std::move(renewed));
         } else if constexpr (std::is_same_v<T, LeaseTimeToLiveRequest>) {
           return Response(engine->LeaseTimeToLive(r));
         } else if constexpr (std::is_same_v<T, LeaseLeasesRequest>) {
@@ -175,6 +178,7 @@ void Member::Impl::FlushProposals(Answers* answers) {
     for (uint64_t seq : turn_seqs) {
       std::unique_ptr<Request> request = proposals.Take(seq);
       if (request == nullptr) continue;
+      if (options.metrics) options.metrics->proposals_failed.Inc();
       Answer_(answers, std::move(request), s.code() == Status::Code::kUnavailable ? NoLeader() : s,
               true);
     }
@@ -193,6 +197,7 @@ void Member::Impl::Forward(std::unique_ptr<Request> request, Answers* answers) {
     Answer_(answers, std::move(request), NoLeader());
     return;
   }
+  if (options.metrics) options.metrics->forwarded_requests.Inc();
   transport->Forward(lead, std::move(request));
 }
 
@@ -282,6 +287,7 @@ void Member::Impl::RetryWaiting(Answers* answers) {
     Answer_(answers, std::move(request), RequestTimedOut());
   }
   for (auto& request : proposals.TakeExpired(now)) {
+    if (options.metrics) options.metrics->proposals_failed.Inc();
     Answer_(answers, std::move(request), RequestTimedOut(), true);
   }
 }

@@ -379,6 +379,7 @@ int main(int argc, char** argv) {
   options.snapshot_entries = static_cast<uint64_t>(s.snapshot_count);
   options.leader_request_weight = static_cast<int>(s.leader_request_weight);
   options.snapshot_catchup_entries = static_cast<uint64_t>(s.snapshot_count / 2);
+  options.metrics = &member_metrics;
   auto node = natcd::nats::Node::Start(nc, options, events_nc);
   if (!node.ok()) {
     spdlog::error("start: {}", node.status().ToString());

@@ -16,6 +16,9 @@ class Clock {
   // things that must mean the same after a restart, such as how long a
   // request id is remembered.
   virtual int64_t RealtimeMs() = 0;
+  // Nanoseconds on the monotonic clock, for durations that are measured
+  // (metrics), never for deadlines.
+  virtual int64_t MonotonicNs() { return MonotonicMs() * 1'000'000; }
 };
 
 // The process's CLOCK_MONOTONIC.
@@ -23,6 +26,7 @@ class SystemClock final : public Clock {
  public:
   int64_t MonotonicMs() override;
   int64_t RealtimeMs() override;
+  int64_t MonotonicNs() override;
 };
 
 // A clock that only moves when told to. Not thread-safe.
