@@ -1,0 +1,265 @@
+#include "faults/fault_cluster.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+namespace natcd::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Loopback(int port) { return "nats://127.0.0.1:" + std::to_string(port); }
+
+std::string Pack(const ProtobufCMessage* message) {
+  std::string body(protobuf_c_message_get_packed_size(message), '\0');
+  protobuf_c_message_pack(message, reinterpret_cast<uint8_t*>(body.data()));
+  return body;
+}
+
+}  // namespace
+
+FaultCluster::FaultCluster(TopologyOptions options)
+    : options_(std::move(options)),
+      paused_(options_.members, false),
+      cut_(options_.members, false),
+      server_down_(options_.nats_servers, false),
+      routes_cut_(options_.nats_servers, false) {
+  for (int i = 0; i < options_.members; i++) names_.push_back("m" + std::to_string(i + 1));
+}
+
+FaultCluster::~FaultCluster() {
+  // A stopped process ignores SIGTERM until continued; SIGKILL works on it,
+  // and the destructors kill. Members first: they would log every server
+  // going away.
+  {
+    std::lock_guard<std::mutex> lock(status_mu_);
+    status_client_.reset();
+  }
+  members_.clear();
+  servers_.clear();
+  route_proxies_.clear();
+  member_proxies_.clear();
+}
+
+std::vector<std::string> FaultCluster::ServerArgs(int s) const {
+  if (options_.nats_servers == 1) return {};
+  std::vector<std::string> args = {"--cluster", Loopback(cluster_ports_[s]), "--cluster_name",
+                                   "natcd-faults"};
+  std::string routes;
+  for (int b = 0; b < options_.nats_servers; b++) {
+    if (b == s) continue;
+    int port = options_.proxy_routes ? route_proxies_.at({s, b})->port() : cluster_ports_[b];
+    if (!routes.empty()) routes += ",";
+    routes += Loopback(port);
+  }
+  args.insert(args.end(), {"--routes", routes});
+  if (options_.proxy_routes) {
+    // Servers gossip each other's route URLs and connect to the ones they
+    // do not know yet, which would bypass the proxies: advertise a port
+    // nobody listens on, and give such implicit routes no retry.
+    args.insert(args.end(),
+                {"--cluster_advertise", "127.0.0.1:" + std::to_string(PickFreeLoopbackPort()),
+                 "--connect_retries", "0"});
+  }
+  return args;
+}
+
+::testing::AssertionResult FaultCluster::Start() {
+  const int n_servers = options_.nats_servers;
+  for (int s = 0; s < n_servers; s++) cluster_ports_.push_back(PickFreeLoopbackPort());
+  if (options_.proxy_routes) {
+    for (int a = 0; a < n_servers; a++) {
+      for (int b = 0; b < n_servers; b++) {
+        if (a == b) continue;
+        auto proxy = std::make_unique<TcpProxy>(cluster_ports_[b]);
+        if (!proxy->Start()) return ::testing::AssertionFailure() << "route proxy did not start";
+        route_proxies_[{a, b}] = std::move(proxy);
+      }
+    }
+  }
+  for (int s = 0; s < n_servers; s++) {
+    NatsServerOptions server_options;
+    server_options.extra_args = ServerArgs(s);
+    servers_.push_back(std::make_unique<NatsServer>(server_options));
+    auto started = servers_.back()->Start();
+    if (!started) return started;
+  }
+  for (int i = 0; i < options_.members; i++) {
+    std::string url = ServerUrl(i % n_servers);
+    if (options_.proxy_members) {
+      auto proxy = std::make_unique<TcpProxy>(servers_[i % n_servers]->port());
+      if (!proxy->Start()) return ::testing::AssertionFailure() << "member proxy did not start";
+      url = Loopback(proxy->port());
+      member_proxies_.push_back(std::move(proxy));
+    }
+    std::string initial;
+    for (const std::string& name : names_) initial += (initial.empty() ? "" : ",") + name;
+    std::vector<std::string> args = {"--name",
+                                     names_[i],
+                                     "--initial-cluster",
+                                     initial,
+                                     "--heartbeat-interval",
+                                     std::to_string(options_.heartbeat_interval_ms),
+                                     "--election-timeout",
+                                     std::to_string(options_.election_timeout_ms),
+                                     "--lease-ttl-min",
+                                     "1",
+                                     "--watch-heartbeat-ms",
+                                     std::to_string(options_.watch_heartbeat_ms),
+                                     "--log-level",
+                                     "warn"};
+    args.insert(args.end(), options_.extra_member_args.begin(), options_.extra_member_args.end());
+    dirs_.push_back(std::make_unique<TempDir>());
+    members_.push_back(std::make_unique<NatcdProcess>(url, dirs_.back()->path(), args));
+  }
+  // One after the other, from this thread: a child dies with the thread
+  // that forked it (PR_SET_PDEATHSIG), so no helper thread may start one.
+  for (int i = 0; i < options_.members; i++) {
+    auto started = members_[i]->Start();
+    if (!started) return started << " (member " << names_[i] << ")";
+  }
+  if (LeaderIndex(30'000) < 0) return ::testing::AssertionFailure() << "no leader elected";
+  return ::testing::AssertionSuccess();
+}
+
+std::string FaultCluster::ServerUrl(int s) const { return servers_[s]->url(); }
+
+std::string FaultCluster::ClientUrls() const {
+  std::string urls;
+  for (const auto& server : servers_) urls += (urls.empty() ? "" : ",") + server->url();
+  return urls;
+}
+
+std::map<uint64_t, int> FaultCluster::MemberIndexById(WireClient* client) {
+  Natcd__V1__MemberListRequest req;
+  natcd__v1__member_list_request__init(&req);
+  WireReply reply = client->Raw(client->Subject("cluster.member.list"), Pack(&req.base), {}, 1000);
+  std::map<uint64_t, int> out;
+  if (!reply.ok()) return out;
+  auto list = WireClient::Decode<Natcd__V1__MemberListResponse>(
+      &natcd__v1__member_list_response__descriptor, reply);
+  for (size_t m = 0; list && m < list->n_members; m++) {
+    for (int i = 0; i < options_.members; i++) {
+      if (names_[i] == list->members[m]->name) out[list->members[m]->id] = i;
+    }
+  }
+  return out;
+}
+
+int FaultCluster::LeaderIndex(int timeout_ms) {
+  std::lock_guard<std::mutex> lock(status_mu_);
+  if (!status_client_) status_client_ = std::make_unique<WireClient>(ClientUrls());
+  WireClient* client = status_client_.get();
+  Natcd__V1__StatusRequest req;
+  natcd__v1__status_request__init(&req);
+  const std::string body = Pack(&req.base);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  do {
+    if (ids_.size() < static_cast<size_t>(options_.members)) ids_ = MemberIndexById(client);
+    WireReply reply = client->Raw(client->Subject("maint.status"), body, {}, 1000);
+    if (reply.ok()) {
+      auto status = WireClient::Decode<Natcd__V1__StatusResponse>(
+          &natcd__v1__status_response__descriptor, reply);
+      if (status && status->leader != 0) {
+        auto it = ids_.find(status->leader);
+        if (it != ids_.end()) return it->second;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (Clock::now() < deadline);
+  return -1;
+}
+
+void FaultCluster::KillMember(int i) {
+  members_[i]->Kill();
+  paused_[i] = false;
+}
+
+::testing::AssertionResult FaultCluster::RestartMember(int i) {
+  if (members_[i]->running()) return ::testing::AssertionSuccess();
+  return members_[i]->Start();
+}
+
+void FaultCluster::PauseMember(int i) {
+  if (!members_[i]->running() || paused_[i]) return;
+  kill(members_[i]->pid(), SIGSTOP);
+  paused_[i] = true;
+}
+
+void FaultCluster::ResumeMember(int i) {
+  if (!paused_[i]) return;
+  if (members_[i]->running()) kill(members_[i]->pid(), SIGCONT);
+  paused_[i] = false;
+}
+
+void FaultCluster::CutMember(int i) {
+  if (member_proxies_.empty()) return;
+  member_proxies_[i]->Cut();
+  cut_[i] = true;
+}
+
+void FaultCluster::HealMember(int i) {
+  if (member_proxies_.empty()) return;
+  member_proxies_[i]->Heal();
+  cut_[i] = false;
+}
+
+void FaultCluster::KillServer(int s) {
+  servers_[s]->Kill();
+  server_down_[s] = true;
+}
+
+::testing::AssertionResult FaultCluster::RestartServer(int s) {
+  server_down_[s] = false;
+  if (servers_[s]->running()) return ::testing::AssertionSuccess();
+  return servers_[s]->Start();
+}
+
+void FaultCluster::CutRoutes(int s) {
+  for (auto& [pair, proxy] : route_proxies_) {
+    if (pair.first == s || pair.second == s) proxy->Cut();
+  }
+  routes_cut_[s] = true;
+}
+
+void FaultCluster::HealRoutes(int s) {
+  for (auto& [pair, proxy] : route_proxies_) {
+    if (pair.first == s || pair.second == s) proxy->Heal();
+  }
+  routes_cut_[s] = false;
+}
+
+::testing::AssertionResult FaultCluster::HealAll() {
+  for (int s = 0; s < servers(); s++) {
+    if (routes_cut_[s]) HealRoutes(s);
+    if (server_down_[s]) {
+      auto restarted = RestartServer(s);
+      if (!restarted) return restarted;
+    }
+  }
+  for (int i = 0; i < members(); i++) {
+    if (paused_[i]) ResumeMember(i);
+    if (cut_[i]) HealMember(i);
+    if (!members_[i]->running()) {
+      auto restarted = RestartMember(i);
+      if (!restarted) return restarted << " (member " << names_[i] << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::string FaultCluster::Logs() const {
+  std::ostringstream out;
+  for (int i = 0; i < options_.members; i++) {
+    std::string log = members_[i]->Log();
+    // The tail is what a failure needs; a long run's whole log drowns it.
+    if (log.size() > 6000) log = "...\n" + log.substr(log.size() - 6000);
+    out << "--- " << names_[i] << " log:\n" << log << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace natcd::testing
