@@ -5,7 +5,8 @@
 # tests/faults/.
 #
 #   $(BUILD)/bin/fault_tests   googletest
-#   make check-faults-short    the short fixed-seed schedules (part of `make check`)
+#   make check-faults-short    the checkers on hand-made histories and the short
+#                              fixed-seed schedules (part of `make check`)
 #   make check-faults          long and random schedules, and availability per
 #                              fault: NATCD_FAULT_SEEDS=1,2,3 (default: drawn
 #                              from the time, printed), NATCD_FAULT_DURATION_S
@@ -30,7 +31,7 @@ $(FAULT_TESTS): $(FAULT_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)
 
 .PHONY: check-faults-short check-faults
 check-faults-short: $(FAULT_TESTS) $(NATCD_BIN)
-	NATCD_BIN=$(abspath $(NATCD_BIN)) $(FAULT_TESTS) --gtest_brief=1 --gtest_filter='Faults.*'
+	NATCD_BIN=$(abspath $(NATCD_BIN)) $(FAULT_TESTS) --gtest_brief=1 --gtest_filter='Faults.*:FaultCheckers.*'
 
 FAULTS_FILTER ?= FaultsLong.*:*FaultsAvailability.*
 check-faults: $(FAULT_TESTS) $(NATCD_BIN)

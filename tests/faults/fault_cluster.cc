@@ -13,12 +13,6 @@ using Clock = std::chrono::steady_clock;
 
 std::string Loopback(int port) { return "nats://127.0.0.1:" + std::to_string(port); }
 
-std::string Pack(const ProtobufCMessage* message) {
-  std::string body(protobuf_c_message_get_packed_size(message), '\0');
-  protobuf_c_message_pack(message, reinterpret_cast<uint8_t*>(body.data()));
-  return body;
-}
-
 }  // namespace
 
 FaultCluster::FaultCluster(TopologyOptions options)
@@ -34,10 +28,6 @@ FaultCluster::~FaultCluster() {
   // A stopped process ignores SIGTERM until continued; SIGKILL works on it,
   // and the destructors kill. Members first: they would log every server
   // going away.
-  {
-    std::lock_guard<std::mutex> lock(status_mu_);
-    status_client_.reset();
-  }
   members_.clear();
   servers_.clear();
   route_proxies_.clear();
@@ -133,41 +123,42 @@ std::string FaultCluster::ClientUrls() const {
   return urls;
 }
 
-std::map<uint64_t, int> FaultCluster::MemberIndexById(WireClient* client) {
-  Natcd__V1__MemberListRequest req;
-  natcd__v1__member_list_request__init(&req);
-  WireReply reply = client->Raw(client->Subject("cluster.member.list"), Pack(&req.base), {}, 1000);
-  std::map<uint64_t, int> out;
-  if (!reply.ok()) return out;
-  auto list = WireClient::Decode<Natcd__V1__MemberListResponse>(
-      &natcd__v1__member_list_response__descriptor, reply);
-  for (size_t m = 0; list && m < list->n_members; m++) {
-    for (int i = 0; i < options_.members; i++) {
-      if (names_[i] == list->members[m]->name) out[list->members[m]->id] = i;
+int FaultCluster::LeaderFromLogs() const {
+  // Each member logs its role changes: "natcd m1: leader, term 3, leader ...".
+  // The leader is the member whose last role is leader in the highest term
+  // any member has reached (a deposed leader that has not heard of the new
+  // term yet still says leader, in an older term).
+  int64_t top_term = -1;
+  int top_leader = -1;
+  for (int i = 0; i < options_.members; i++) {
+    if (!members_[i]->running()) continue;
+    const std::string log = members_[i]->Log();
+    const std::string tag = "natcd " + names_[i] + ": ";
+    size_t at = log.rfind(tag);
+    while (at != std::string::npos) {
+      const size_t role_end = log.find(", term ", at);
+      const size_t line_end = log.find('\n', at);
+      if (role_end != std::string::npos && role_end < line_end) {
+        const std::string role = log.substr(at + tag.size(), role_end - at - tag.size());
+        const int64_t term = std::atoll(log.c_str() + role_end + 7);
+        if (term > top_term) {
+          top_term = term;
+          top_leader = -1;
+        }
+        if (term == top_term && role == "leader") top_leader = i;
+        break;
+      }
+      if (at == 0) break;
+      at = log.rfind(tag, at - 1);
     }
   }
-  return out;
+  return top_leader;
 }
 
 int FaultCluster::LeaderIndex(int timeout_ms) {
-  std::lock_guard<std::mutex> lock(status_mu_);
-  if (!status_client_) status_client_ = std::make_unique<WireClient>(ClientUrls());
-  WireClient* client = status_client_.get();
-  Natcd__V1__StatusRequest req;
-  natcd__v1__status_request__init(&req);
-  const std::string body = Pack(&req.base);
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   do {
-    if (ids_.size() < static_cast<size_t>(options_.members)) ids_ = MemberIndexById(client);
-    WireReply reply = client->Raw(client->Subject("maint.status"), body, {}, 1000);
-    if (reply.ok()) {
-      auto status = WireClient::Decode<Natcd__V1__StatusResponse>(
-          &natcd__v1__status_response__descriptor, reply);
-      if (status && status->leader != 0) {
-        auto it = ids_.find(status->leader);
-        if (it != ids_.end()) return it->second;
-      }
-    }
+    if (int leader = LeaderFromLogs(); leader >= 0) return leader;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (Clock::now() < deadline);
   return -1;

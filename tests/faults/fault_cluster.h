@@ -13,7 +13,6 @@
 // Everything listens on 127.0.0.1. Controls are called from the thread that
 // called Start, which must outlive the processes: a child gets
 // PR_SET_PDEATHSIG, which Linux ties to the thread that forked it.
-// LeaderIndex may be called from any thread.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -66,8 +65,9 @@ class FaultCluster {
   // One server's URL (a client pinned to it).
   std::string ServerUrl(int s) const;
 
-  // The index of the member the cluster reports as leader, -1 when none is
-  // known within timeout_ms (asking whichever member answers).
+  // The index of the leader, -1 when none is known within timeout_ms: the
+  // member whose log says it leads in the highest term any member logged.
+  // (A paused leader still counts until another member logs a higher term.)
   int LeaderIndex(int timeout_ms = 5000);
 
   // kill -9; RestartMember starts it again on its data directory.
@@ -96,7 +96,7 @@ class FaultCluster {
 
  private:
   std::vector<std::string> ServerArgs(int s) const;
-  std::map<uint64_t, int> MemberIndexById(WireClient* client);
+  int LeaderFromLogs() const;
 
   const TopologyOptions options_;
   std::vector<std::string> names_;
@@ -111,10 +111,6 @@ class FaultCluster {
   std::vector<bool> cut_;
   std::vector<bool> server_down_;
   std::vector<bool> routes_cut_;
-
-  std::mutex status_mu_;  // guards status_client_, ids_
-  std::unique_ptr<WireClient> status_client_;
-  std::map<uint64_t, int> ids_;  // member ID -> index, learnt once
 };
 
 }  // namespace natcd::testing

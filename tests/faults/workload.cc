@@ -134,7 +134,8 @@ Workload::~Workload() {
     threads_.emplace_back([this, c, client = kv_clients[c]] { RunKvClient(c, client); });
   }
   if (lease_client != nullptr) {
-    threads_.emplace_back([this, lease_client] { RunLeaseClient(lease_client); });
+    threads_.emplace_back([this, lease_client] { RunKeptLease(lease_client); });
+    threads_.emplace_back([this, lease_client] { RunAbandonedLeases(lease_client); });
   }
   return ::testing::AssertionSuccess();
 }
@@ -269,69 +270,88 @@ void Workload::RunKvClient(int c, natcdClient* client) {
   }
 }
 
-void Workload::RunLeaseClient(natcdClient* client) {
-  // Grants a lease and puts its key; the lease is recorded only when both
-  // were acknowledged (an unknown grant or put proves nothing either way).
-  auto grant = [&](int64_t ttl, const std::string& key, bool kept) {
-    LeaseHistory lease;
-    lease.key = key;
-    lease.kept_alive = kept;
-    lease.grant_call_us = clock_->NowUs();
-    if (natcdLease_Grant(&lease.id, &lease.granted_ttl_s, client, ttl, 0) != natcdStatus_OK) {
-      return;
-    }
-    lease.grant_ret_us = clock_->NowUs();
-    natcdPutOptions popts{};
-    popts.lease = lease.id;
-    if (natcdKV_Put(nullptr, client, key.data(), key.size(), NATCD_STR("v"), &popts) !=
-        natcdStatus_OK) {
-      return;
-    }
-    std::lock_guard<std::mutex> lock(lease_mu_);
-    leases_.push_back(std::move(lease));
-  };
-  auto record = [&](size_t i, LeaseRecord r) {
-    std::lock_guard<std::mutex> lock(lease_mu_);
-    leases_[i].records.push_back(r);
-  };
-  while (!stop_ && Leases().empty()) grant(options_.kept_lease_ttl_s, "/l/kept", true);
+int Workload::GrantLease(natcdClient* client, int64_t ttl_s, const std::string& key, bool kept) {
+  // Recorded only when the grant and the put were both acknowledged (an
+  // unknown grant or put proves nothing either way).
+  LeaseHistory lease;
+  lease.key = key;
+  lease.kept_alive = kept;
+  lease.grant_call_us = clock_->NowUs();
+  if (natcdLease_Grant(&lease.id, &lease.granted_ttl_s, client, ttl_s, 0) != natcdStatus_OK) {
+    return -1;
+  }
+  lease.grant_ret_us = clock_->NowUs();
+  natcdPutOptions popts{};
+  popts.lease = lease.id;
+  if (natcdKV_Put(nullptr, client, key.data(), key.size(), NATCD_STR("v"), &popts) !=
+      natcdStatus_OK) {
+    return -1;
+  }
+  std::lock_guard<std::mutex> lock(lease_mu_);
+  leases_.push_back(std::move(lease));
+  return static_cast<int>(leases_.size()) - 1;
+}
+
+LeaseRecord Workload::ReadLeaseKey(natcdClient* client, const std::string& key) {
+  LeaseRecord r;
+  r.kind = LeaseRecord::Kind::kRead;
+  natcdRangeResponse* resp = nullptr;
+  r.call_us = clock_->NowUs();
+  natcdStatus s = natcdKV_Get(&resp, client, key.data(), key.size(), nullptr);
+  r.ret_us = clock_->NowUs();
+  r.ok = s == natcdStatus_OK;
+  r.present = r.ok && resp->n_kvs > 0;
+  natcdRangeResponse_Destroy(resp);
+  return r;
+}
+
+void Workload::Record(int lease, LeaseRecord r) {
+  std::lock_guard<std::mutex> lock(lease_mu_);
+  leases_[lease].records.push_back(r);
+}
+
+void Workload::RunKeptLease(natcdClient* client) {
+  // Renewed every TTL/5 and its key read after each renewal, on a thread of
+  // its own so that no slow read of another lease delays a renewal.
+  int lease = -1;
+  while (!stop_ && lease < 0)
+    lease = GrantLease(client, options_.kept_lease_ttl_s, "/l/kept", true);
+  if (lease < 0) return;
+  const std::string key = Leases()[lease].key;
+  const int64_t id = Leases()[lease].id;
+  while (!stop_) {
+    LeaseRecord k;
+    k.kind = LeaseRecord::Kind::kKeepAlive;
+    int64_t ttl = 0;
+    k.call_us = clock_->NowUs();
+    natcdStatus s = natcdLease_KeepAliveOnce(&ttl, client, id);
+    k.ret_us = clock_->NowUs();
+    k.ok = s == natcdStatus_OK || s == natcdStatus_NotFound;
+    k.present = s == natcdStatus_OK && ttl > 0;
+    Record(lease, k);
+    Record(lease, ReadLeaseKey(client, key));
+    SleepMs(options_.kept_lease_ttl_s * 1000 / 5);
+  }
+}
+
+void Workload::RunAbandonedLeases(natcdClient* client) {
   int64_t next_abandon_us = clock_->NowUs();
-  int abandoned = 0;
+  int n = 0;
   while (!stop_) {
     if (clock_->NowUs() >= next_abandon_us) {
-      grant(options_.abandoned_lease_ttl_s, "/l/abandoned-" + std::to_string(abandoned++), false);
+      GrantLease(client, options_.abandoned_lease_ttl_s, "/l/abandoned-" + std::to_string(n++),
+                 false);
       next_abandon_us = clock_->NowUs() + options_.abandon_every_ms * 1000;
     }
     std::vector<LeaseHistory> leases = Leases();
     for (size_t i = 0; i < leases.size() && !stop_; i++) {
-      const LeaseHistory& lease = leases[i];
-      // An abandoned lease is read until its key is seen gone (and once more).
+      if (leases[i].kept_alive) continue;
+      // Read until its key is seen gone twice.
       int gone = 0;
-      for (const LeaseRecord& r : lease.records) gone += r.ok && !r.present;
-      if (!lease.kept_alive && gone >= 2) continue;
-      if (lease.kept_alive) {
-        LeaseRecord k;
-        k.kind = LeaseRecord::Kind::kKeepAlive;
-        int64_t ttl = 0;
-        k.call_us = clock_->NowUs();
-        natcdStatus s = natcdLease_KeepAliveOnce(&ttl, client, lease.id);
-        k.ret_us = clock_->NowUs();
-        k.ok = s == natcdStatus_OK || s == natcdStatus_NotFound;
-        k.present = s == natcdStatus_OK && ttl > 0;
-        record(i, k);
-      }
-      LeaseRecord r;
-      r.kind = LeaseRecord::Kind::kRead;
-      natcdRangeResponse* resp = nullptr;
-      r.call_us = clock_->NowUs();
-      natcdStatus s = natcdKV_Get(&resp, client, lease.key.data(), lease.key.size(), nullptr);
-      r.ret_us = clock_->NowUs();
-      r.ok = s == natcdStatus_OK;
-      r.present = r.ok && resp->n_kvs > 0;
-      natcdRangeResponse_Destroy(resp);
-      record(i, r);
+      for (const LeaseRecord& r : leases[i].records) gone += r.ok && !r.present;
+      if (gone < 2) Record(static_cast<int>(i), ReadLeaseKey(client, leases[i].key));
     }
-    SleepMs(300);
+    SleepMs(250);
   }
 }
 

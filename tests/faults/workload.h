@@ -83,7 +83,12 @@ class Workload {
   };
   static void OnWatchNotice(natcdWatch* watch, const natcdWatchNotice* notice, void* closure);
   void RunKvClient(int c, natcdClient* client);
-  void RunLeaseClient(natcdClient* client);
+  // The index of the lease in leases_, -1 when the grant or the put failed.
+  int GrantLease(natcdClient* client, int64_t ttl_s, const std::string& key, bool kept);
+  LeaseRecord ReadLeaseKey(natcdClient* client, const std::string& key);
+  void Record(int lease, LeaseRecord record);
+  void RunKeptLease(natcdClient* client);
+  void RunAbandonedLeases(natcdClient* client);
 
   const WorkloadOptions options_;
   const RunClock* clock_;
