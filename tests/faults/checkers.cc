@@ -300,12 +300,13 @@ void CheckLeases(const std::vector<LeaseHistory>& leases, int64_t end_us, int64_
 }
 
 std::string Availability::ToString() const {
-  char buf[256];
+  char buf[384];
   std::snprintf(buf, sizeof buf,
                 "%s: longest gap without an acknowledged write %.1f s; writes from 2 election "
-                "timeouts in: %d/%d ok (%.1f%%), %d unknown",
+                "timeouts in: %d/%d ok (%.1f%%), %d unknown; acknowledged in %.2f s median, "
+                "%.2f s max",
                 fault.c_str(), longest_gap_us / 1e6, writes_ok, writes, 100.0 * share_ok(),
-                writes_unknown);
+                writes_unknown, median_write_us / 1e6, max_write_us / 1e6);
   return buf;
 }
 
@@ -331,6 +332,7 @@ Availability MeasureAvailability(const std::vector<KvRecord>& records, const Fau
   Availability a;
   a.fault = fault.kind + " " + fault.target;
   a.longest_gap_us = LongestWriteGapUs(records, fault.begin_us, fault.end_us + 5'000'000);
+  std::vector<int64_t> latencies;
   for (const KvRecord& r : records) {
     if (!r.is_write() || r.call_us < fault.begin_us + settle_us || r.call_us > fault.end_us) {
       continue;
@@ -338,6 +340,12 @@ Availability MeasureAvailability(const std::vector<KvRecord>& records, const Fau
     a.writes++;
     a.writes_ok += r.outcome == Outcome::kOk;
     a.writes_unknown += r.outcome == Outcome::kUnknown;
+    if (r.outcome == Outcome::kOk) latencies.push_back(r.ret_us - r.call_us);
+  }
+  std::sort(latencies.begin(), latencies.end());
+  if (!latencies.empty()) {
+    a.median_write_us = latencies[latencies.size() / 2];
+    a.max_write_us = latencies.back();
   }
   return a;
 }

@@ -66,6 +66,8 @@ struct Availability {
   int writes = 0;              // invoked from begin + settle to end
   int writes_ok = 0;
   int writes_unknown = 0;
+  int64_t median_write_us = 0;  // of those acknowledged
+  int64_t max_write_us = 0;
   double share_ok() const { return writes == 0 ? 1.0 : double(writes_ok) / writes; }
   std::string ToString() const;
 };

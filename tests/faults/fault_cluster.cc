@@ -192,6 +192,12 @@ void FaultCluster::CutMember(int i) {
   cut_[i] = true;
 }
 
+void FaultCluster::FreezeMember(int i) {
+  if (member_proxies_.empty()) return;
+  member_proxies_[i]->Freeze();
+  cut_[i] = true;
+}
+
 void FaultCluster::HealMember(int i) {
   if (member_proxies_.empty()) return;
   member_proxies_[i]->Heal();

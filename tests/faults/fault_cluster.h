@@ -78,6 +78,9 @@ class FaultCluster {
   void ResumeMember(int i);
   // The member's NATS connection is dropped and refused (proxy_members).
   void CutMember(int i);
+  // A silent partition: the connection stays open, nothing flows (nats-server
+  // notices only when its pings go unanswered).
+  void FreezeMember(int i);
   void HealMember(int i);
   // kill -9 of a nats-server; RestartServer starts it on the same ports.
   void KillServer(int s);

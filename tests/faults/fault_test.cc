@@ -108,10 +108,11 @@ TEST(Faults, ShortScheduleOnOneServer) {
   RunOptions options;
   options.topology = OneServer(3);
   options.seed = Seeds({16})[0];
-  options.steps = ShuffledSchedule(options.seed,
-                                   {FaultKind::kPauseLeader, FaultKind::kPauseFollower,
-                                    FaultKind::kKillLeader, FaultKind::kCutLeader},
-                                   2500, 4000, 5000);
+  options.steps =
+      ShuffledSchedule(options.seed,
+                       {FaultKind::kPauseLeader, FaultKind::kPauseFollower, FaultKind::kKillLeader,
+                        FaultKind::kCutLeader, FaultKind::kFreezeLeader},
+                       2500, 4000, 4000);
   RunAndCheck(options);
 }
 
@@ -197,6 +198,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(AvailabilityCase{"PauseLeader", OneServer(3), FaultKind::kPauseLeader},
                       AvailabilityCase{"PauseFollower", OneServer(3), FaultKind::kPauseFollower},
                       AvailabilityCase{"KillLeader", OneServer(3), FaultKind::kKillLeader},
+                      AvailabilityCase{"FreezeLeader", OneServer(3), FaultKind::kFreezeLeader},
                       AvailabilityCase{"KillServer", NatsCluster(), FaultKind::kKillServer},
                       AvailabilityCase{"PauseLeaderOnNatsCluster", NatsCluster(),
                                        FaultKind::kPauseLeader}),

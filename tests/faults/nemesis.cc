@@ -35,6 +35,10 @@ const char* FaultName(FaultKind kind) {
       return "cut-follower";
     case FaultKind::kCutRoutes:
       return "cut-routes";
+    case FaultKind::kFreezeLeader:
+      return "freeze-leader";
+    case FaultKind::kFreezeFollower:
+      return "freeze-follower";
   }
   return "?";
 }
@@ -100,7 +104,8 @@ int Nemesis::PickOther(int not_this, int n) {
                          step.kind == FaultKind::kPauseLeader || step.kind == FaultKind::kCutLeader;
   const bool on_member = on_leader || step.kind == FaultKind::kKillFollower ||
                          step.kind == FaultKind::kPauseFollower ||
-                         step.kind == FaultKind::kCutFollower;
+                         step.kind == FaultKind::kCutFollower ||
+                         step.kind == FaultKind::kFreezeFollower;
   // The random draw happens whatever the fault, so that later choices do
   // not depend on who led.
   const int leader = c.LeaderIndex();
@@ -128,6 +133,10 @@ int Nemesis::PickOther(int not_this, int n) {
     case FaultKind::kCutFollower:
       c.CutMember(member);
       break;
+    case FaultKind::kFreezeLeader:
+    case FaultKind::kFreezeFollower:
+      c.FreezeMember(member);
+      break;
     case FaultKind::kKillServer:
       c.KillServer(server);
       break;
@@ -148,6 +157,8 @@ int Nemesis::PickOther(int not_this, int n) {
       break;
     case FaultKind::kCutLeader:
     case FaultKind::kCutFollower:
+    case FaultKind::kFreezeLeader:
+    case FaultKind::kFreezeFollower:
       c.HealMember(member);
       break;
     case FaultKind::kKillServer:

@@ -21,14 +21,16 @@
 namespace natcd::testing {
 
 enum class FaultKind : uint8_t {
-  kKillLeader,     // kill -9 of the leader, restarted at the end
-  kKillFollower,   // kill -9 of a follower, restarted at the end
-  kPauseLeader,    // SIGSTOP of the leader, SIGCONT at the end
-  kPauseFollower,  // SIGSTOP of a follower, SIGCONT at the end
-  kKillServer,     // kill -9 of a nats-server, restarted at the end
-  kCutLeader,      // the leader's NATS connection cut (proxy_members)
-  kCutFollower,    // a follower's NATS connection cut (proxy_members)
-  kCutRoutes,      // every route of a nats-server cut (proxy_routes)
+  kKillLeader,      // kill -9 of the leader, restarted at the end
+  kKillFollower,    // kill -9 of a follower, restarted at the end
+  kPauseLeader,     // SIGSTOP of the leader, SIGCONT at the end
+  kPauseFollower,   // SIGSTOP of a follower, SIGCONT at the end
+  kKillServer,      // kill -9 of a nats-server, restarted at the end
+  kCutLeader,       // the leader's NATS connection cut (proxy_members)
+  kCutFollower,     // a follower's NATS connection cut (proxy_members)
+  kCutRoutes,       // every route of a nats-server cut (proxy_routes)
+  kFreezeLeader,    // the leader's NATS connection silent (proxy_members)
+  kFreezeFollower,  // a follower's NATS connection silent (proxy_members)
 };
 
 const char* FaultName(FaultKind kind);

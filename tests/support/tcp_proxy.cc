@@ -66,6 +66,12 @@ void TcpProxy::Cut() {
 
 void TcpProxy::Heal() {
   cut_ = false;
+  frozen_ = false;
+  Wake();
+}
+
+void TcpProxy::Freeze() {
+  frozen_ = true;
   Wake();
 }
 
@@ -86,6 +92,18 @@ void TcpProxy::CloseAll() {
 void TcpProxy::Run() {
   while (!stopping_) {
     if (cut_) CloseAll();
+    if (frozen_) {
+      // Nothing is read, relayed or accepted (new connections wait in the
+      // backlog): the kernel buffers fill and the peers hear nothing.
+      pollfd wake = {wake_[0], POLLIN, 0};
+      if (poll(&wake, 1, 1'000) > 0) {
+        char drain[64];
+        if (read(wake_[0], drain, sizeof drain) < 0) {
+          // Nothing to drain after all.
+        }
+      }
+      continue;
+    }
     std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}, {listener_, POLLIN, 0}};
     for (auto [client, server] : pairs_) {
       fds.push_back({client, POLLIN, 0});

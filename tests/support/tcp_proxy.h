@@ -6,7 +6,9 @@
 //   ASSERT_TRUE(proxy.Start());
 //   ... connect the process to 127.0.0.1:proxy.port() ...
 //   proxy.Cut();   // every relayed connection is closed; new ones are refused
-//   proxy.Heal();  // connections are relayed again
+//   proxy.Freeze();  // a silent partition: connections stay open, nothing
+//                    // flows either way, new ones are not answered
+//   proxy.Heal();  // connections are relayed again (a frozen one resumes)
 //
 // One thread relays everything with poll(). Only 127.0.0.1 is used.
 #pragma once
@@ -29,6 +31,7 @@ class TcpProxy {
   int port() const { return port_; }
   void Cut();
   void Heal();
+  void Freeze();
 
  private:
   void Run();
@@ -40,6 +43,7 @@ class TcpProxy {
   int listener_ = -1;
   int wake_[2] = {-1, -1};  // a pipe: Cut/Heal/stop interrupt poll()
   std::atomic<bool> cut_{false};
+  std::atomic<bool> frozen_{false};
   std::atomic<bool> stopping_{false};
   std::vector<std::pair<int, int>> pairs_;  // (client, server); relay thread only
   std::thread thread_;
