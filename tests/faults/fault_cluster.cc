@@ -1,6 +1,12 @@
 #include "faults/fault_cluster.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <sstream>
@@ -29,6 +35,10 @@ FaultCluster::~FaultCluster() {
   // and the destructors kill. Members first: they would log every server
   // going away.
   members_.clear();
+  if (tmpfs_mounted_) {
+    const std::string dir = dirs_[options_.tmpfs_member]->path();
+    umount2(dir.c_str(), MNT_DETACH);
+  }
   servers_.clear();
   route_proxies_.clear();
   member_proxies_.clear();
@@ -103,6 +113,13 @@ std::vector<std::string> FaultCluster::ServerArgs(int s) const {
                                      "warn"};
     args.insert(args.end(), options_.extra_member_args.begin(), options_.extra_member_args.end());
     dirs_.push_back(std::make_unique<TempDir>());
+    if (i == options_.tmpfs_member) {
+      const std::string size = "size=" + std::to_string(options_.tmpfs_bytes);
+      if (mount("natcd-faults", dirs_.back()->path().c_str(), "tmpfs", 0, size.c_str()) != 0) {
+        return ::testing::AssertionFailure() << "mount tmpfs: " << std::strerror(errno);
+      }
+      tmpfs_mounted_ = true;
+    }
     members_.push_back(std::make_unique<NatcdProcess>(url, dirs_.back()->path(), args));
   }
   // One after the other, from this thread: a child dies with the thread
@@ -187,19 +204,19 @@ void FaultCluster::ResumeMember(int i) {
 }
 
 void FaultCluster::CutMember(int i) {
-  if (member_proxies_.empty()) return;
+  if (member_proxies_.empty() || i < 0) return;
   member_proxies_[i]->Cut();
   cut_[i] = true;
 }
 
 void FaultCluster::FreezeMember(int i) {
-  if (member_proxies_.empty()) return;
+  if (member_proxies_.empty() || i < 0) return;
   member_proxies_[i]->Freeze();
   cut_[i] = true;
 }
 
 void FaultCluster::HealMember(int i) {
-  if (member_proxies_.empty()) return;
+  if (member_proxies_.empty() || i < 0) return;
   member_proxies_[i]->Heal();
   cut_[i] = false;
 }
@@ -213,6 +230,27 @@ void FaultCluster::KillServer(int s) {
   server_down_[s] = false;
   if (servers_[s]->running()) return ::testing::AssertionSuccess();
   return servers_[s]->Start();
+}
+
+::testing::AssertionResult FaultCluster::FillDisk(int i) {
+  if (i != options_.tmpfs_member) return ::testing::AssertionFailure() << "not on a tmpfs";
+  const std::string path = dirs_[i]->File("filler");
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ::testing::AssertionFailure() << "open filler: " << std::strerror(errno);
+  static const char block[1 << 16] = {};
+  for (;;) {
+    const ssize_t n = write(fd, block, sizeof block);
+    if (n <= 0) break;  // ENOSPC: full (a partial write filled the rest)
+  }
+  close(fd);
+  disk_full_ = true;
+  return ::testing::AssertionSuccess();
+}
+
+void FaultCluster::FreeDisk(int i) {
+  if (i != options_.tmpfs_member) return;
+  unlink(dirs_[i]->File("filler").c_str());
+  disk_full_ = false;
 }
 
 void FaultCluster::CutRoutes(int s) {
@@ -237,6 +275,7 @@ void FaultCluster::HealRoutes(int s) {
       if (!restarted) return restarted;
     }
   }
+  if (disk_full_) FreeDisk(options_.tmpfs_member);
   for (int i = 0; i < members(); i++) {
     if (paused_[i]) ResumeMember(i);
     if (cut_[i]) HealMember(i);

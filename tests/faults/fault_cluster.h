@@ -43,6 +43,11 @@ struct TopologyOptions {
   int election_timeout_ms = 1000;
   int heartbeat_interval_ms = 100;
   int watch_heartbeat_ms = 500;
+  // Member index whose data directory is a tmpfs of its own (mounted by
+  // Start, unmounted by the destructor; needs root), so FillDisk can fill
+  // it. -1: none.
+  int tmpfs_member = -1;
+  int64_t tmpfs_bytes = 64 << 20;
   std::vector<std::string> extra_member_args;
 };
 
@@ -85,6 +90,10 @@ class FaultCluster {
   // kill -9 of a nats-server; RestartServer starts it on the same ports.
   void KillServer(int s);
   ::testing::AssertionResult RestartServer(int s);
+  // Fills member i's disk (tmpfs_member) with a file until ENOSPC; FreeDisk
+  // removes the file.
+  ::testing::AssertionResult FillDisk(int i);
+  void FreeDisk(int i);
   // Every route of server s is dropped and refused (proxy_routes).
   void CutRoutes(int s);
   void HealRoutes(int s);
@@ -114,6 +123,8 @@ class FaultCluster {
   std::vector<bool> cut_;
   std::vector<bool> server_down_;
   std::vector<bool> routes_cut_;
+  bool tmpfs_mounted_ = false;
+  bool disk_full_ = false;
 };
 
 }  // namespace natcd::testing

@@ -20,7 +20,9 @@
 // A Short* run replays with NATCD_FAULT_SEEDS=<seed> too.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <chrono>
+
 #include <cstdlib>
 #include <sstream>
 
@@ -123,6 +125,21 @@ TEST(Faults, ShortScheduleOnNatsCluster) {
   options.steps = ShuffledSchedule(
       options.seed, {FaultKind::kKillServer, FaultKind::kCutRoutes, FaultKind::kPauseLeader}, 2500,
       4000, 5000);
+  RunAndCheck(options);
+}
+
+// The disk of one member fills up (a tmpfs of its own) and is freed: once
+// with that member a follower, once with it leading.
+TEST(FaultsDisk, DiskFullOfOneMember) {
+  if (!LongEnabled()) GTEST_SKIP() << "NATCD_FAULT_LONG=1 (make check-faults) runs it";
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  RunOptions options;
+  options.topology = OneServer(3);
+  options.topology.tmpfs_member = 0;
+  options.seed = Seeds({5})[0];
+  options.steps = {FaultStep{FaultKind::kDiskFull, 8000, 6000},
+                   FaultStep{FaultKind::kPauseLeader, 3000, 5000},
+                   FaultStep{FaultKind::kDiskFull, 8000, 6000}};
   RunAndCheck(options);
 }
 

@@ -8,9 +8,10 @@ namespace natcd::testing {
 namespace {
 
 constexpr FaultKind kAllKinds[] = {
-    FaultKind::kKillLeader,    FaultKind::kKillFollower, FaultKind::kPauseLeader,
-    FaultKind::kPauseFollower, FaultKind::kKillServer,   FaultKind::kCutLeader,
-    FaultKind::kCutFollower,   FaultKind::kCutRoutes,
+    FaultKind::kKillLeader,     FaultKind::kKillFollower, FaultKind::kPauseLeader,
+    FaultKind::kPauseFollower,  FaultKind::kKillServer,   FaultKind::kCutLeader,
+    FaultKind::kCutFollower,    FaultKind::kCutRoutes,    FaultKind::kFreezeLeader,
+    FaultKind::kFreezeFollower, FaultKind::kDiskFull,
 };
 
 void SleepMs(int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
@@ -39,6 +40,8 @@ const char* FaultName(FaultKind kind) {
       return "freeze-leader";
     case FaultKind::kFreezeFollower:
       return "freeze-follower";
+    case FaultKind::kDiskFull:
+      return "disk-full";
   }
   return "?";
 }
@@ -100,8 +103,9 @@ int Nemesis::PickOther(int not_this, int n) {
 ::testing::AssertionResult Nemesis::Apply(const FaultStep& step, FaultRecord* record) {
   FaultCluster& c = *cluster_;
   record->kind = FaultName(step.kind);
-  const bool on_leader = step.kind == FaultKind::kKillLeader ||
-                         step.kind == FaultKind::kPauseLeader || step.kind == FaultKind::kCutLeader;
+  const bool on_leader =
+      step.kind == FaultKind::kKillLeader || step.kind == FaultKind::kPauseLeader ||
+      step.kind == FaultKind::kCutLeader || step.kind == FaultKind::kFreezeLeader;
   const bool on_member = on_leader || step.kind == FaultKind::kKillFollower ||
                          step.kind == FaultKind::kPauseFollower ||
                          step.kind == FaultKind::kCutFollower ||
@@ -116,10 +120,15 @@ int Nemesis::PickOther(int not_this, int n) {
     member = on_leader ? (leader >= 0 ? leader : other) : other;
     record->target = c.MemberName(member);
     if (on_leader && leader < 0) record->target += " (no leader known)";
+  } else if (step.kind == FaultKind::kDiskFull) {
+    member = c.options().tmpfs_member;
+    record->target = member >= 0 ? c.MemberName(member) : "(no tmpfs member)";
+    if (member == leader) record->target += " (leader)";
   } else {
     record->target = "nats-" + std::to_string(server);
   }
   record->begin_us = clock_->NowUs();
+  ::testing::AssertionResult begun = ::testing::AssertionSuccess();
   switch (step.kind) {
     case FaultKind::kKillLeader:
     case FaultKind::kKillFollower:
@@ -143,7 +152,11 @@ int Nemesis::PickOther(int not_this, int n) {
     case FaultKind::kCutRoutes:
       c.CutRoutes(server);
       break;
+    case FaultKind::kDiskFull:
+      if (member >= 0) begun = c.FillDisk(member);
+      break;
   }
+  if (!begun) return begun << " (" << record->kind << ")";
   SleepMs(step.duration_ms);
   ::testing::AssertionResult healed = ::testing::AssertionSuccess();
   switch (step.kind) {
@@ -166,6 +179,9 @@ int Nemesis::PickOther(int not_this, int n) {
       break;
     case FaultKind::kCutRoutes:
       c.HealRoutes(server);
+      break;
+    case FaultKind::kDiskFull:
+      if (member >= 0) c.FreeDisk(member);
       break;
   }
   record->end_us = clock_->NowUs();

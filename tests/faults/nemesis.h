@@ -31,6 +31,7 @@ enum class FaultKind : uint8_t {
   kCutRoutes,       // every route of a nats-server cut (proxy_routes)
   kFreezeLeader,    // the leader's NATS connection silent (proxy_members)
   kFreezeFollower,  // a follower's NATS connection silent (proxy_members)
+  kDiskFull,        // the tmpfs_member's disk filled, freed at the end
 };
 
 const char* FaultName(FaultKind kind);
