@@ -1,8 +1,12 @@
 #include "faults/fault_cluster.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +22,29 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string Loopback(int port) { return "nats://127.0.0.1:" + std::to_string(port); }
+
+// GET http://127.0.0.1:port/path, the body ("" on failure); 2 s at most.
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  std::string response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) response.append(buf, n);
+    }
+  }
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
 
 }  // namespace
 
@@ -45,9 +72,11 @@ FaultCluster::~FaultCluster() {
 }
 
 std::vector<std::string> FaultCluster::ServerArgs(int s) const {
-  if (options_.nats_servers == 1) return {};
-  std::vector<std::string> args = {"--cluster", Loopback(cluster_ports_[s]), "--cluster_name",
-                                   "natcd-faults"};
+  // The monitoring port: a failed run shows each server's routes.
+  std::vector<std::string> args = {"-m", std::to_string(monitor_ports_[s])};
+  if (options_.nats_servers == 1) return args;
+  args.insert(args.end(),
+              {"--cluster", Loopback(cluster_ports_[s]), "--cluster_name", "natcd-faults"});
   std::string routes;
   for (int b = 0; b < options_.nats_servers; b++) {
     if (b == s) continue;
@@ -69,7 +98,10 @@ std::vector<std::string> FaultCluster::ServerArgs(int s) const {
 
 ::testing::AssertionResult FaultCluster::Start() {
   const int n_servers = options_.nats_servers;
-  for (int s = 0; s < n_servers; s++) cluster_ports_.push_back(PickFreeLoopbackPort());
+  for (int s = 0; s < n_servers; s++) {
+    cluster_ports_.push_back(PickFreeLoopbackPort());
+    monitor_ports_.push_back(PickFreeLoopbackPort());
+  }
   if (options_.proxy_routes) {
     for (int a = 0; a < n_servers; a++) {
       for (int b = 0; b < n_servers; b++) {
@@ -294,6 +326,31 @@ std::string FaultCluster::Logs() const {
     // The tail is what a failure needs; a long run's whole log drowns it.
     if (log.size() > 6000) log = "...\n" + log.substr(log.size() - 6000);
     out << "--- " << names_[i] << " log:\n" << log << "\n";
+  }
+  for (int s = 0; s < servers(); s++) {
+    // Its routes and clients coming and going, without the rest.
+    std::istringstream in(servers_[s]->Log());
+    if (servers() > 1 && servers_[s]->running()) {
+      // Who it is routed to now, and what it has sent and received on each.
+      std::istringstream routez(HttpGet(monitor_ports_[s], "/routez"));
+      out << "--- nats-" << s << " /routez:\n";
+      for (std::string line; std::getline(routez, line);) {
+        if (line.find("\"remote_id\"") != std::string::npos ||
+            line.find("\"num_routes\"") != std::string::npos ||
+            line.find("\"server_id\"") != std::string::npos ||
+            line.find("msgs\"") != std::string::npos ||
+            line.find("\"port\"") != std::string::npos) {
+          out << line << "\n";
+        }
+      }
+    }
+    out << "--- nats-" << s << " (port " << servers_[s]->port() << ") routes and errors:\n";
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("rid:") != std::string::npos || line.find("[ERR]") != std::string::npos ||
+          line.find("[WRN]") != std::string::npos) {
+        out << line << "\n";
+      }
+    }
   }
   return out.str();
 }

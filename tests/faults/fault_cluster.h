@@ -113,6 +113,7 @@ class FaultCluster {
   const TopologyOptions options_;
   std::vector<std::string> names_;
   std::vector<int> cluster_ports_;  // each server's route listener
+  std::vector<int> monitor_ports_;  // each server's HTTP monitoring port
   std::vector<std::unique_ptr<NatsServer>> servers_;
   // route_proxies_[{a, b}]: a's route to b (a solicits through it).
   std::map<std::pair<int, int>, std::unique_ptr<TcpProxy>> route_proxies_;
