@@ -133,10 +133,13 @@ TEST(Faults, ShortScheduleOnNatsCluster) {
 // for 2.5 s, then m2's nats-server (nats-1) killed for 3 s and restarted:
 // afterwards m1 stays pre-candidate for good (it hears no leader), m3 still
 // follows m2, and a client on nats-0 gets no write through for 60 s (its
-// requests go to m1, the queue group's local member). Whether the NATS
-// cluster is a full mesh again after the heal is not checked yet (the
-// servers' logs, at their default level, do not say). Replays with seed
-// 1616 (twice out of three runs). Enable once understood.
+// requests go to m1, the queue group's local member). /routez then shows
+// nats-0 and nats-2 still routed to the killed nats-1's old server ID (and
+// to the new one): a stale route, through the harness's TcpProxy, which
+// may be the harness's fault (one relay thread, blocking writes) rather
+// than natcd's. natcd's part: a member that hears no leader keeps its
+// queue subscriptions, so its server's clients get nothing done. Replays
+// with seed 1616 (three runs out of four). Enable once understood.
 TEST(Faults, DISABLED_CutRoutesThenServerKillOnNatsCluster) {
   RunOptions options;
   options.topology = NatsCluster();
