@@ -33,7 +33,7 @@ $(FAULT_TESTS): $(FAULT_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)
 check-faults-short: $(FAULT_TESTS) $(NATCD_BIN)
 	NATCD_BIN=$(abspath $(NATCD_BIN)) $(FAULT_TESTS) --gtest_brief=1 --gtest_filter='Faults.*:FaultCheckers.*'
 
-FAULTS_FILTER ?= FaultsLong.*:*FaultsAvailability.*:FaultsDisk.*
+FAULTS_FILTER ?= *FaultsLong.*:*FaultsAvailability.*:FaultsDisk.*
 check-faults: $(FAULT_TESTS) $(NATCD_BIN)
 	NATCD_BIN=$(abspath $(NATCD_BIN)) NATCD_FAULT_LONG=1 $(FAULT_TESTS) \
 	  --gtest_filter='$(FAULTS_FILTER)'
