@@ -344,6 +344,22 @@ std::string FaultCluster::Logs() const {
         }
       }
     }
+    if (servers_[s]->running()) {
+      // Its client connections: a member's that nats-server cannot write to
+      // shows pending bytes.
+      std::istringstream connz(HttpGet(monitor_ports_[s], "/connz?subs=0"));
+      out << "--- nats-" << s << " /connz:\n";
+      for (std::string line; std::getline(connz, line);) {
+        if (line.find("\"cid\"") != std::string::npos ||
+            line.find("\"port\"") != std::string::npos ||
+            line.find("pending_bytes") != std::string::npos ||
+            line.find("msgs\"") != std::string::npos ||
+            line.find("\"subscriptions\"") != std::string::npos ||
+            line.find("\"name\"") != std::string::npos) {
+          out << line << "\n";
+        }
+      }
+    }
     out << "--- nats-" << s << " (port " << servers_[s]->port() << ") routes and errors:\n";
     for (std::string line; std::getline(in, line);) {
       if (line.find("rid:") != std::string::npos || line.find("[ERR]") != std::string::npos ||

@@ -24,20 +24,31 @@ bool WaitUntil(const std::function<bool()>& done, int64_t timeout_ms) {
 std::string Text(const char* data, size_t len) { return std::string(data, len); }
 
 // The prefix's keys at `revision` (0: latest): key -> (value, mod_revision).
+// Retried a few times (a member that just lost its leader may time out);
+// the last failure's status and text go to *error.
 bool RangeAt(natcdClient* client, int64_t revision,
-             std::map<std::string, std::pair<std::string, int64_t>>* out) {
+             std::map<std::string, std::pair<std::string, int64_t>>* out, std::string* error) {
   natcdRangeOptions opts{};
   opts.prefix = true;
   opts.revision = revision;
-  natcdRangeResponse* resp = nullptr;
-  if (natcdKV_Get(&resp, client, NATCD_STR(kKvPrefix), &opts) != natcdStatus_OK) return false;
-  out->clear();
-  for (size_t i = 0; i < resp->n_kvs; i++) {
-    const natcdKeyValue& kv = resp->kvs[i];
-    (*out)[Text(kv.key, kv.key_len)] = {Text(kv.value, kv.value_len), kv.mod_revision};
+  for (int attempt = 0; attempt < 5; attempt++) {
+    natcdRangeResponse* resp = nullptr;
+    if (natcdKV_Get(&resp, client, NATCD_STR(kKvPrefix), &opts) != natcdStatus_OK) {
+      natcdError e;
+      natcd_GetLastError(&e);
+      *error = std::string(natcdStatus_GetText(e.status)) + ": " + e.text;
+      SleepMs(1000);
+      continue;
+    }
+    out->clear();
+    for (size_t i = 0; i < resp->n_kvs; i++) {
+      const natcdKeyValue& kv = resp->kvs[i];
+      (*out)[Text(kv.key, kv.key_len)] = {Text(kv.value, kv.value_len), kv.mod_revision};
+    }
+    natcdRangeResponse_Destroy(resp);
+    return true;
   }
-  natcdRangeResponse_Destroy(resp);
-  return true;
+  return false;
 }
 
 struct Replay {
@@ -99,16 +110,17 @@ void OnReplay(natcdWatch*, const natcdWatchNotice* notice, void* closure) {
   for (WatchEvent& e : replay.events) {
     if (e.revision <= committed->end_revision) committed->events.push_back(std::move(e));
   }
-  if (!RangeAt(client, committed->end_revision, &committed->final_state)) {
-    return ::testing::AssertionFailure() << "final range failed";
+  std::string error;
+  if (!RangeAt(client, committed->end_revision, &committed->final_state, &error)) {
+    return ::testing::AssertionFailure() << "final range failed: " << error;
   }
   constexpr int kSamples = 12;
   for (int i = 1; i <= kSamples; i++) {
     const int64_t rev = committed->end_revision * i / (kSamples + 1);
     if (rev <= 0) continue;
     std::map<std::string, std::pair<std::string, int64_t>> state;
-    if (!RangeAt(client, rev, &state)) {
-      return ::testing::AssertionFailure() << "range at revision " << rev << " failed";
+    if (!RangeAt(client, rev, &state, &error)) {
+      return ::testing::AssertionFailure() << "range at revision " << rev << " failed: " << error;
     }
     for (auto& [key, vm] : state) committed->sampled_states[rev][key] = vm.first;
     committed->sampled_states[rev];  // an empty state is a state too
@@ -133,7 +145,7 @@ std::string RunResult::Describe(const RunOptions& options, const std::string& re
   for (const Availability& a : availability) out << "availability: " << a.ToString() << "\n";
   out << "longest gap without an acknowledged write (whole run): " << longest_gap_us / 1000
       << " ms\n";
-  if (!report.ok() || !setup_error.empty()) out << logs;
+  out << logs;
   return out.str();
 }
 
@@ -230,7 +242,9 @@ RunResult RunFaults(const RunOptions& options) {
   result.longest_gap_us = LongestWriteGapUs(records, options.warmup_ms * 1000, clients_end_us);
   result.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at).count();
-  if (!result.report.ok() || !result.setup_error.empty()) result.logs = cluster.Logs();
+  if (!result.report.ok() || !result.setup_error.empty() || options.keep_logs) {
+    result.logs = cluster.Logs();
+  }
   return result;
 }
 

@@ -36,6 +36,8 @@ struct RunOptions {
   // How late an abandoned lease may expire beyond its TTL. 0: derived from
   // the schedule (the longest fault + 4 election timeouts + 3 s).
   int64_t lease_slack_ms = 0;
+  // Keep (and print) the members' logs even when the run passed.
+  bool keep_logs = false;
   // A fixed schedule instead of a drawn one.
   std::vector<FaultStep> steps;
 };
@@ -51,7 +53,7 @@ struct RunResult {
   int operations = 0;
   int watch_events = 0;
   int64_t duration_ms = 0;
-  std::string logs;  // the members' logs, kept when the run failed
+  std::string logs;  // the members' logs, kept when the run failed (or keep_logs)
   // Everything above, readable; the replay line first.
   std::string Describe(const RunOptions& options, const std::string& replay) const;
 };
