@@ -31,6 +31,10 @@
 
 namespace natcd::testing {
 
+// A port on 127.0.0.1 that was free a moment ago (-1 if none): for servers
+// whose ports must be known before they start (a NATS cluster's routes).
+int PickFreeLoopbackPort();
+
 struct NatsServerOptions {
   // Run with JetStream (-js), storing in a fresh temporary directory (-sd).
   bool jetstream = false;

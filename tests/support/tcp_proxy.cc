@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+
 namespace natcd::testing {
 namespace {
 
@@ -17,26 +19,16 @@ sockaddr_in Loopback(int port) {
   return addr;
 }
 
-// Copies what is readable on from to to; false when from closed or failed.
-bool Relay(int from, int to) {
-  char buf[65536];
-  ssize_t n = read(from, buf, sizeof buf);
-  if (n <= 0) return false;
-  for (ssize_t off = 0; off < n;) {
-    ssize_t w = write(to, buf + off, static_cast<size_t>(n - off));
-    if (w <= 0) return false;
-    off += w;
-  }
-  return true;
-}
-
 }  // namespace
 
 TcpProxy::~TcpProxy() {
   stopping_ = true;
-  if (wake_[1] >= 0) Wake();
+  if (wake_[1] >= 0 && write(wake_[1], "x", 1) < 0) {
+    // The pipe is full: the accept thread is awake already.
+  }
   if (thread_.joinable()) thread_.join();
-  CloseAll();
+  ShutdownAll();
+  Reap(true);
   for (int fd : {listener_, wake_[0], wake_[1]}) {
     if (fd >= 0) close(fd);
   }
@@ -55,82 +47,120 @@ bool TcpProxy::Start() {
   socklen_t len = sizeof addr;
   getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] { Accept(); });
   return true;
 }
 
 void TcpProxy::Cut() {
   cut_ = true;
-  Wake();
+  ShutdownAll();
 }
 
 void TcpProxy::Heal() {
   cut_ = false;
-  Wake();
-}
-
-void TcpProxy::Wake() {
+  frozen_ = false;
   if (write(wake_[1], "x", 1) < 0) {
-    // The pipe is full: the relay thread is awake already.
+    // The pipe is full: the accept thread is awake already.
   }
 }
 
-void TcpProxy::CloseAll() {
-  for (auto [client, server] : pairs_) {
-    close(client);
-    close(server);
+void TcpProxy::Freeze() { frozen_ = true; }
+
+void TcpProxy::ShutdownAll() {
+  // shutdown() wakes a thread blocked in read() or write() on the socket;
+  // the threads close nothing themselves, Reap does.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& pair : pairs_) {
+    shutdown(pair->client, SHUT_RDWR);
+    shutdown(pair->server, SHUT_RDWR);
   }
-  pairs_.clear();
 }
 
-void TcpProxy::Run() {
-  while (!stopping_) {
-    if (cut_) CloseAll();
-    std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}, {listener_, POLLIN, 0}};
-    for (auto [client, server] : pairs_) {
-      fds.push_back({client, POLLIN, 0});
-      fds.push_back({server, POLLIN, 0});
+void TcpProxy::Reap(bool all) {
+  std::list<std::unique_ptr<Pair>> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = pairs_.begin(); it != pairs_.end();) {
+      if (all || (*it)->running.load() == 0) {
+        done.push_back(std::move(*it));
+        it = pairs_.erase(it);
+      } else {
+        ++it;
+      }
     }
-    if (poll(fds.data(), fds.size(), 1'000) <= 0) continue;
+  }
+  for (auto& pair : done) {
+    pair->to_server.join();
+    pair->to_client.join();
+    close(pair->client);
+    close(pair->server);
+  }
+}
+
+void TcpProxy::RelayDirection(Pair* pair, int from, int to) {
+  char buf[65536];
+  for (;;) {
+    // Frozen: nothing is read, so nothing flows and the kernel buffers
+    // fill; the peers hear nothing until Heal.
+    while (frozen_ && !cut_ && !stopping_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const ssize_t n = read(from, buf, sizeof buf);
+    if (n <= 0 || cut_ || stopping_) break;
+    while (frozen_ && !cut_ && !stopping_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    bool ok = true;
+    for (ssize_t off = 0; ok && off < n;) {
+      const ssize_t w = send(to, buf + off, static_cast<size_t>(n - off), MSG_NOSIGNAL);
+      ok = w > 0;
+      off += ok ? w : 0;
+    }
+    if (!ok) break;
+  }
+  // Either side closing closes both, as a dropped connection does.
+  shutdown(pair->client, SHUT_RDWR);
+  shutdown(pair->server, SHUT_RDWR);
+  pair->running--;
+}
+
+void TcpProxy::Accept() {
+  while (!stopping_) {
+    Reap(false);
+    // Frozen: new connections wait in the backlog, unanswered.
+    pollfd fds[2] = {{wake_[0], POLLIN, 0}, {listener_, frozen_ ? short{0} : short{POLLIN}, 0}};
+    if (poll(fds, 2, 200) <= 0) continue;
     if (fds[0].revents & POLLIN) {
       char drain[64];
       if (read(wake_[0], drain, sizeof drain) < 0) {
         // Nothing to drain after all.
       }
     }
-    // Relay, dropping pairs where either side closed (fds has the pairs
-    // as they were when poll() started: a new one joins after).
-    std::vector<std::pair<int, int>> alive;
-    for (size_t i = 0; i + 2 < fds.size(); i += 2) {
-      auto [client, server] = pairs_[i / 2];
-      const pollfd& c = fds[2 + i];
-      const pollfd& s = fds[3 + i];
-      bool ok = true;
-      if (c.revents & (POLLIN | POLLHUP | POLLERR)) ok = Relay(client, server);
-      if (ok && (s.revents & (POLLIN | POLLHUP | POLLERR))) ok = Relay(server, client);
-      if (ok) {
-        alive.emplace_back(client, server);
-      } else {
-        close(client);
-        close(server);
-      }
+    if (!(fds[1].revents & POLLIN) || frozen_) continue;
+    const int client = accept(listener_, nullptr, nullptr);
+    if (client < 0) continue;
+    if (cut_) {
+      close(client);  // refused: the process sees a connection dropped at once
+      continue;
     }
-    pairs_ = std::move(alive);
-    if (fds[1].revents & POLLIN) {
-      int client = accept(listener_, nullptr, nullptr);
-      if (client >= 0 && cut_) {
-        close(client);  // refused: the process sees a connection dropped at once
-      } else if (client >= 0) {
-        int server = socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in target = Loopback(target_port_);
-        if (server >= 0 &&
-            connect(server, reinterpret_cast<sockaddr*>(&target), sizeof target) == 0) {
-          pairs_.emplace_back(client, server);
-        } else {
-          close(client);
-          if (server >= 0) close(server);
-        }
-      }
+    const int server = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in target = Loopback(target_port_);
+    if (server < 0 || connect(server, reinterpret_cast<sockaddr*>(&target), sizeof target) != 0) {
+      close(client);
+      if (server >= 0) close(server);
+      continue;
+    }
+    auto pair = std::make_unique<Pair>();
+    pair->client = client;
+    pair->server = server;
+    Pair* p = pair.get();
+    std::lock_guard<std::mutex> lock(mu_);
+    p->to_server = std::thread([this, p] { RelayDirection(p, p->client, p->server); });
+    p->to_client = std::thread([this, p] { RelayDirection(p, p->server, p->client); });
+    pairs_.push_back(std::move(pair));
+    if (cut_) {  // cut while this one was being connected
+      shutdown(client, SHUT_RDWR);
+      shutdown(server, SHUT_RDWR);
     }
   }
 }

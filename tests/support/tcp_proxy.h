@@ -6,12 +6,18 @@
 //   ASSERT_TRUE(proxy.Start());
 //   ... connect the process to 127.0.0.1:proxy.port() ...
 //   proxy.Cut();   // every relayed connection is closed; new ones are refused
-//   proxy.Heal();  // connections are relayed again
+//   proxy.Freeze();  // a silent partition: connections stay open, nothing
+//                    // flows either way, new ones are not answered
+//   proxy.Heal();  // connections are relayed again (a frozen one resumes)
 //
-// One thread relays everything with poll(). Only 127.0.0.1 is used.
+// One thread accepts; each relayed connection has a thread per direction.
+// Only 127.0.0.1 is used.
 #pragma once
 
 #include <atomic>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -29,20 +35,35 @@ class TcpProxy {
   int port() const { return port_; }
   void Cut();
   void Heal();
+  void Freeze();
 
  private:
-  void Run();
-  void Wake();
-  void CloseAll();
+  // One relayed connection: a thread per direction, so that a peer that
+  // stops reading holds up its own direction only (one thread for both
+  // deadlocked a member and its server: each blocked writing to the other).
+  struct Pair {
+    int client = -1;
+    int server = -1;
+    std::atomic<int> running{2};  // directions still relaying
+    std::thread to_server;
+    std::thread to_client;
+  };
+  void Accept();
+  void RelayDirection(Pair* pair, int from, int to);
+  void ShutdownAll();
+  // Joins and frees the pairs whose both directions ended (all: every one).
+  void Reap(bool all);
 
   const int target_port_;
   int port_ = 0;
   int listener_ = -1;
-  int wake_[2] = {-1, -1};  // a pipe: Cut/Heal/stop interrupt poll()
+  int wake_[2] = {-1, -1};  // a pipe: Freeze/Heal/stop interrupt the accept loop
   std::atomic<bool> cut_{false};
+  std::atomic<bool> frozen_{false};
   std::atomic<bool> stopping_{false};
-  std::vector<std::pair<int, int>> pairs_;  // (client, server); relay thread only
-  std::thread thread_;
+  std::mutex mu_;  // guards pairs_
+  std::list<std::unique_ptr<Pair>> pairs_;
+  std::thread thread_;  // accepts
 };
 
 }  // namespace natcd::testing

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "adapters/nats/json_codec.h"
 
@@ -19,7 +20,17 @@ ProtobufCBinaryData Bytes(const char* s) {
 WireClient::WireClient(const std::string& url, std::string prefix) : prefix_(std::move(prefix)) {
   natsOptions* opts = nullptr;
   natsOptions_Create(&opts);
-  natsOptions_SetURL(opts, url.c_str());
+  // A comma-separated list is several servers: nats.c's SetURL takes one.
+  std::vector<std::string> urls;
+  for (size_t start = 0; start <= url.size();) {
+    size_t end = url.find(',', start);
+    if (end == std::string::npos) end = url.size();
+    if (end > start) urls.push_back(url.substr(start, end - start));
+    start = end + 1;
+  }
+  std::vector<const char*> servers;
+  for (const std::string& u : urls) servers.push_back(u.c_str());
+  natsOptions_SetServers(opts, servers.data(), static_cast<int>(servers.size()));
   natsOptions_SetMaxReconnect(opts, -1);
   natsOptions_SetReconnectWait(opts, 100);
   natsOptions_SetSendAsap(opts, true);

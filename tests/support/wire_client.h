@@ -33,6 +33,7 @@ using Unpacked = std::unique_ptr<T, MessageFree<T>>;
 
 class WireClient {
  public:
+  // url: one server, or several comma-separated.
   explicit WireClient(const std::string& url, std::string prefix = "natcd");
   ~WireClient();
   WireClient(const WireClient&) = delete;
