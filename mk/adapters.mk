@@ -25,7 +25,16 @@ NATS_OBJS := $(NATS_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATS_LIB := $(BUILD)/lib/libnatcd_nats.a
 NATS_LIBS := -lprotobuf-c -lnats -lpthread
 
-ADAPTER_TEST_SRCS := $(sort $(wildcard tests/adapters/*_test.cc)) tests/support/nats_server.cc
+# The member's own schema (core/server/member.proto): the member encodes it
+# by hand (core/ includes no protobuf-c); the tests compile it with protoc-c
+# to check that codec against protobuf-c's (tests/adapters/reference_member_codec.h).
+MEMBER_PROTO := core/server/member.proto
+MEMBER_PB_C := $(BUILD)/gen/core/server/member.pb-c.c
+MEMBER_PB_H := $(BUILD)/gen/core/server/member.pb-c.h
+MEMBER_PB_OBJ := $(BUILD)/obj/gen/core/server/member.pb-c.o
+
+ADAPTER_TEST_SRCS := $(sort $(wildcard tests/adapters/*_test.cc)) tests/support/nats_server.cc \
+  tests/adapters/reference_member_codec.cc
 ADAPTER_TEST_OBJS := $(ADAPTER_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 ADAPTER_TESTS := $(BUILD)/bin/adapter_tests
 
@@ -41,9 +50,18 @@ $(NATS_PB_OBJ): $(NATS_PB_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+$(MEMBER_PB_C) $(MEMBER_PB_H) &: $(MEMBER_PROTO)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=. --c_out=$(BUILD)/gen $(MEMBER_PROTO)
+
+$(MEMBER_PB_OBJ): $(MEMBER_PB_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
 # Anything here may include the generated header: make sure it exists before
 # the first compile (afterwards the -MMD dependency files track it).
 $(NATS_OBJS) $(ADAPTER_TEST_OBJS): | $(NATS_PB_H)
+$(ADAPTER_TEST_OBJS): | $(MEMBER_PB_H)
 
 # Test code includes shared helpers as "support/nats_server.h".
 $(ADAPTER_TEST_OBJS): CXXFLAGS += -Itests
@@ -52,9 +70,9 @@ $(NATS_LIB): $(NATS_OBJS) $(NATS_PB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(ADAPTER_TESTS): $(ADAPTER_TEST_OBJS) $(NATS_LIB)
+$(ADAPTER_TESTS): $(ADAPTER_TEST_OBJS) $(MEMBER_PB_OBJ) $(NATS_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(ADAPTER_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CORE_LIB) \
+	$(CXX) $(LDFLAGS) -o $@ $(ADAPTER_TEST_OBJS) $(MEMBER_PB_OBJ) $(NODE_LIB) $(NATS_LIB) $(CORE_LIB) \
 	  -lgtest_main -lgtest $(NATS_LIBS) -lsqlite3
 
 .PHONY: check-adapters

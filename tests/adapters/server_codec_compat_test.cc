@@ -12,9 +12,10 @@
 
 #include "adapters/nats/convert.h"
 #include "adapters/nats/natcd.pb-c.h"
-#include "adapters/nats/raft_codec.h"
 #include "adapters/nats/service_error.h"
+#include "adapters/reference_member_codec.h"
 #include "core/server/codec_examples.h"
+#include "core/server/member.pb-c.h"
 #include "server/log_command.h"
 #include "server/proto_wire.h"
 #include "server/raft_message_codec.h"

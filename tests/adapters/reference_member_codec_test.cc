@@ -1,10 +1,11 @@
 // The cluster's own messages: Raft messages and logged writes survive the
 // round trip exactly, and garbage is refused with an error.
-#include "adapters/nats/raft_codec.h"
+#include "adapters/reference_member_codec.h"
 
 #include <gtest/gtest.h>
 
 #include "adapters/nats/natcd.pb-c.h"
+#include "core/server/member.pb-c.h"
 
 namespace natcd::nats {
 namespace {
