@@ -5,7 +5,8 @@
 # tests/faults/.
 #
 #   $(BUILD)/bin/fault_tests   googletest
-#   make check-faults-short    the checkers on hand-made histories and the short
+#   make check-faults-short    the checkers on hand-made histories, the bugs found
+#                              (FoundBugs) and the short
 #                              fixed-seed schedules (part of `make check`)
 #   make check-faults          long and random schedules, and availability per
 #                              fault: NATCD_FAULT_SEEDS=1,2,3 (default: drawn
@@ -31,7 +32,7 @@ $(FAULT_TESTS): $(FAULT_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)
 
 .PHONY: check-faults-short check-faults
 check-faults-short: $(FAULT_TESTS) $(NATCD_BIN)
-	NATCD_BIN=$(abspath $(NATCD_BIN)) $(FAULT_TESTS) --gtest_brief=1 --gtest_filter='Faults.*:FaultCheckers.*'
+	NATCD_BIN=$(abspath $(NATCD_BIN)) $(FAULT_TESTS) --gtest_brief=1 --gtest_filter='Faults.*:FaultCheckers.*:FoundBugs.*'
 
 FAULTS_FILTER ?= *FaultsLong.*:*FaultsAvailability.*:FaultsDisk.*
 check-faults: $(FAULT_TESTS) $(NATCD_BIN)

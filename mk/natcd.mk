@@ -8,14 +8,14 @@
 
 NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.cc \
   adapters/nats/service_error.cc adapters/nats/discovery.cc adapters/nats/event_publisher.cc \
-  adapters/nats/header_msg.cc adapters/nats/watch_streams.cc adapters/nats/raft_codec.cc \
-  adapters/nats/raft_transport.cc adapters/nats/nats_event_sink.cc \
+  adapters/nats/header_msg.cc adapters/nats/watch_streams.cc adapters/nats/raft_transport.cc \
+  adapters/nats/nats_event_sink.cc \
   adapters/nats/nats_responder.cc adapters/nats/nats_peer_transport.cc \
   adapters/nats/nats_front_end.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
 NODE_LIB := $(BUILD)/lib/libnatcd_node.a
 
-NATCD_SRCS := $(sort $(wildcard plugin/natcd/*.cc)) plugin/common/nats_auth.cc
+NATCD_SRCS := $(sort $(wildcard plugin/natcd/*.cc)) plugin/common/nats_auth.cc plugin/common/nats_servers.cc
 NATCD_OBJS := $(NATCD_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATCD_BIN := $(BUILD)/bin/natcd
 

@@ -6,7 +6,7 @@
 #   $(BUILD)/bin/natcdctl_tests   googletest, end to end
 #   make check-natcdctl           runs them (NATCDCTL_BIN, NATCD_BIN: the binaries)
 
-NATCDCTL_SRCS := $(sort $(wildcard plugin/natcdctl/*.cc)) plugin/common/nats_auth.cc
+NATCDCTL_SRCS := $(sort $(wildcard plugin/natcdctl/*.cc)) plugin/common/nats_auth.cc plugin/common/nats_servers.cc
 NATCDCTL_OBJS := $(NATCDCTL_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATCDCTL_BIN := $(BUILD)/bin/natcdctl
 

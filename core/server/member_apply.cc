@@ -92,7 +92,7 @@ void Member::Impl::ApplyConfChange(const raft::Entry& entry, Answers* answers) {
     }
   }
   if (context.origin_member != options.member_id) return;
-  std::unique_ptr<Request> request = proposals.Take(context.origin_seq);
+  std::unique_ptr<Request> request = proposals.Take(context.origin_seq, entry.term);
   if (request == nullptr) return;
   std::vector<MemberInfo> members = membership.Members(raft->conf_state());
   if (std::holds_alternative<MemberAddRequest>(request->payload)) {
@@ -129,7 +129,9 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
   }
   if (engine->AlreadyApplied(entry.index)) return;
   std::unique_ptr<Request> request;
-  if (command.origin_member == options.member_id) request = proposals.Take(command.origin_seq);
+  if (command.origin_member == options.member_id) {
+    request = proposals.Take(command.origin_seq, entry.term);
+  }
   // The same request id proposed twice (a retry raced the first attempt):
   // applied once, on every member alike.
   if (!command.request_id.empty() && engine->FindRequest(command.request_id) != nullptr) {

@@ -88,6 +88,17 @@ void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
     reads.Add(std::move(request));
     return;
   }
+  if (std::holds_alternative<LeaseKeepAliveRequest>(payload) ||
+      std::holds_alternative<LeaseTimeToLiveRequest>(payload) ||
+      std::holds_alternative<LeaseLeasesRequest>(payload)) {
+    // Lease deadlines live on the leader, so a lease is only renewed (or
+    // reported) once a quorum confirms this member still leads: a leader
+    // that was paused (a stopped process, a frozen VM) and has not yet
+    // heard of its successor must not answer a renewal its successor never
+    // saw. The read index round is that confirmation (one per turn for all).
+    reads.Add(std::move(request));
+    return;
+  }
   HandleLocal(std::move(request), answers);
 }
 
@@ -150,7 +161,8 @@ void Member::Impl::HandleWrite(std::unique_ptr<Request> request, Answers* answer
   const uint64_t seq = command.origin_seq;
   Propose(std::move(command));
   turn_seqs.push_back(seq);
-  proposals.Add(seq, std::move(request), clock->MonotonicMs() + options.request_timeout_ms);
+  proposals.Add(seq, raft->term(), std::move(request),
+                clock->MonotonicMs() + options.request_timeout_ms);
 }
 
 // Into this turn's batch (the leader's own entries too: lease expiry,
@@ -176,7 +188,7 @@ void Member::Impl::FlushProposals(Answers* answers) {
   if (!s.ok()) {
     continuity.RecordDropped();
     for (uint64_t seq : turn_seqs) {
-      std::unique_ptr<Request> request = proposals.Take(seq);
+      std::unique_ptr<Request> request = proposals.TakeAnyTerm(seq);
       if (request == nullptr) continue;
       if (options.metrics) options.metrics->proposals_failed.Inc();
       Answer_(answers, std::move(request), s.code() == Status::Code::kUnavailable ? NoLeader() : s,
@@ -216,7 +228,8 @@ void Member::Impl::HandleMembership(std::unique_ptr<Request> request, Answers* a
                                 "etcdserver: another membership change is in progress"));
     return;
   }
-  proposals.Add(seq, std::move(request), clock->MonotonicMs() + options.request_timeout_ms);
+  proposals.Add(seq, raft->term(), std::move(request),
+                clock->MonotonicMs() + options.request_timeout_ms);
 }
 
 void Member::Impl::HandleMoveLeader(std::unique_ptr<Request> request, Answers* answers) {
@@ -255,7 +268,15 @@ void Member::Impl::ConfirmReads(Answers* answers) {
 }
 
 void Member::Impl::ServeConfirmedReads(Answers* answers) {
-  for (auto& request : reads.TakeServable(applied_index)) HandleLocal(std::move(request), answers);
+  for (auto& request : reads.TakeServable(applied_index)) {
+    // Leadership moved while the read index was asked (it was confirmed
+    // by the new leader): a lease request goes to the leader after all.
+    if (LeaderOnly(request->payload) && !leader) {
+      Forward(std::move(request), answers);
+    } else {
+      HandleLocal(std::move(request), answers);
+    }
+  }
 }
 
 void Member::Impl::RetryWaiting(Answers* answers) {

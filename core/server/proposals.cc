@@ -2,11 +2,20 @@
 
 namespace natcd::server {
 
-void Proposals::Add(uint64_t seq, std::unique_ptr<Request> request, int64_t deadline_ms) {
-  pending_.emplace(seq, Pending{std::move(request), deadline_ms});
+void Proposals::Add(uint64_t seq, uint64_t term, std::unique_ptr<Request> request,
+                    int64_t deadline_ms) {
+  pending_.emplace(seq, Pending{std::move(request), term, deadline_ms});
 }
 
-std::unique_ptr<Request> Proposals::Take(uint64_t seq) {
+std::unique_ptr<Request> Proposals::Take(uint64_t seq, uint64_t term) {
+  auto it = pending_.find(seq);
+  if (it == pending_.end() || it->second.term != term) return nullptr;
+  std::unique_ptr<Request> request = std::move(it->second.request);
+  pending_.erase(it);
+  return request;
+}
+
+std::unique_ptr<Request> Proposals::TakeAnyTerm(uint64_t seq) {
   auto it = pending_.find(seq);
   if (it == pending_.end()) return nullptr;
   std::unique_ptr<Request> request = std::move(it->second.request);

@@ -14,10 +14,12 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -28,6 +30,7 @@
 #include "metrics/registry.h"
 #include "natcd/clock.h"
 #include "plugin/common/nats_auth.h"
+#include "plugin/common/nats_servers.h"
 #include "plugin/natcd/daemon_health.h"
 #include "plugin/natcd/embedded_nats.h"
 #include "plugin/natcd/listen_urls.h"
@@ -113,7 +116,7 @@ natsStatus Connect(const Settings& s, ConnectionEvents* events, bool send_asap,
                    natsConnection** nc) {
   natsOptions* opts = nullptr;
   natsStatus st = natsOptions_Create(&opts);
-  if (st == NATS_OK) st = natsOptions_SetURL(opts, s.nats_url.c_str());
+  if (st == NATS_OK) st = natcd::SetNatsServers(opts, s.nats_url);
   if (st == NATS_OK) st = natsOptions_SetName(opts, ("natcd " + s.name).c_str());
   if (st == NATS_OK) st = natsOptions_SetSendAsap(opts, send_asap);
   // nats.c gives each asynchronous subscription a thread of its own unless
@@ -333,8 +336,27 @@ int main(int argc, char** argv) {
   events.metrics = &member_metrics;
   natsConnection* nc = nullptr;
   natsConnection* events_nc = nullptr;
-  natsStatus st = Connect(s, &events, /*send_asap=*/true, &nc);
-  if (st == NATS_OK) st = Connect(s, nullptr, /*send_asap=*/false, &events_nc);
+  // nats.c retries a first connection for ever (natsOptions_
+  // SetRetryOnFailedConnect) inside natsConnection_Connect: it runs on a
+  // thread of its own so that a signal meanwhile still stops natcd at once
+  // (nothing is open yet: there is nothing to clean up).
+  natsStatus st = NATS_OK;
+  std::atomic<bool> connected{false};
+  std::thread connector([&] {
+    st = Connect(s, &events, /*send_asap=*/true, &nc);
+    if (st == NATS_OK) st = Connect(s, nullptr, /*send_asap=*/false, &events_nc);
+    connected.store(true);
+  });
+  while (!connected.load()) {
+    const timespec poll = {0, 100'000'000};
+    const int sig = sigtimedwait(&signals, nullptr, &poll);
+    if (sig > 0) {
+      spdlog::info("signal {} before NATS was reached at {}: exiting", sig, s.nats_url);
+      embedded.reset();  // stops the embedded nats-server, if any
+      std::_Exit(0);
+    }
+  }
+  connector.join();
   if (st != NATS_OK) {
     spdlog::error("connect to {}: {}", s.nats_url, natsStatus_GetText(st));
     natsConnection_Destroy(nc);

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "plugin/common/nats_auth.h"
+#include "plugin/common/nats_servers.h"
 #include "plugin/natcdctl/format.h"
 
 namespace natcdctl {
@@ -30,17 +31,7 @@ natsStatus Dial(const Options& o, natsConnection** nc) {
   natsOptions* nats_opts = nullptr;
   natsStatus st = natsOptions_Create(&nats_opts);
   // Several URLs (comma-separated, as etcdctl's --endpoints) form nats.c's pool.
-  std::vector<std::string> urls;
-  for (size_t start = 0; start <= o.nats_url.size();) {
-    size_t comma = std::min(o.nats_url.find(',', start), o.nats_url.size());
-    if (comma > start) urls.push_back(o.nats_url.substr(start, comma - start));
-    start = comma + 1;
-  }
-  std::vector<const char*> servers;
-  for (const auto& u : urls) servers.push_back(u.c_str());
-  if (st == NATS_OK) {
-    st = natsOptions_SetServers(nats_opts, servers.data(), static_cast<int>(servers.size()));
-  }
+  if (st == NATS_OK) st = natcd::SetNatsServers(nats_opts, o.nats_url);
   if (st == NATS_OK) st = natsOptions_SetNoRandomize(nats_opts, true);
   if (st == NATS_OK) st = natsOptions_SetName(nats_opts, "natcdctl");
   if (st == NATS_OK)

@@ -1,7 +1,5 @@
-// Bugs the fault harness ran into, each as the smallest test that fails
-// today. DISABLED_ so that main stays green until the lead fixes them (run
-// with --gtest_also_run_disabled_tests --gtest_filter='FoundBugs.*');
-// enable each with its fix.
+// Bugs the fault harness ran into, each as the smallest test that failed
+// before its fix.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,11 +20,11 @@ using Clock = std::chrono::steady_clock;
 // A URL where nothing listens.
 std::string DeadUrl() { return "nats://127.0.0.1:" + std::to_string(PickFreeLoopbackPort()); }
 
-// natcd_client.h says natcdClient_Connect takes "comma-separated URLs", but
-// it hands the string to natsOptions_SetURL, which takes one URL (nats.c
+// natcd_client.h says natcdClient_Connect takes "comma-separated URLs"; it
+// handed the string to natsOptions_SetURL, which takes one URL (nats.c
 // splits lists in natsConnection_ConnectTo and natsOptions_SetServers
-// only): any list fails with ConnectionError.
-TEST(FoundBugs, DISABLED_ClientConnectTakesACommaSeparatedList) {
+// only): any list failed with ConnectionError.
+TEST(FoundBugs, ClientConnectTakesACommaSeparatedList) {
   NatsServer server;
   ASSERT_TRUE(server.Start());
   const std::string urls = server.url() + "," + DeadUrl();
@@ -36,9 +34,9 @@ TEST(FoundBugs, DISABLED_ClientConnectTakesACommaSeparatedList) {
 }
 
 // natcd --nats-url documents "NATS server URL(s), comma-separated", and
-// plugin/natcd/main.cc passes it to natsOptions_SetURL too: with a list
-// natcd never connects (it retries for ever) and never says it serves.
-TEST(FoundBugs, DISABLED_NatcdServesWithACommaSeparatedNatsUrl) {
+// plugin/natcd/main.cc passed it to natsOptions_SetURL too: with a list
+// natcd never connected (it retried for ever) and never said it serves.
+TEST(FoundBugs, NatcdServesWithACommaSeparatedNatsUrl) {
   NatsServer server;
   ASSERT_TRUE(server.Start());
   TempDir dir;
@@ -48,9 +46,9 @@ TEST(FoundBugs, DISABLED_NatcdServesWithACommaSeparatedNatsUrl) {
 
 // Issue 16: "a clean shutdown finishes within a bounded time (say 5 s)
 // even when NATS is unreachable". natcd started while its NATS server is
-// unreachable sits in natsConnection_Connect's retries and ignores SIGTERM
+// unreachable sat in natsConnection_Connect's retries and ignored SIGTERM
 // (it was still running minutes later).
-TEST(FoundBugs, DISABLED_NatcdExitsOnSigtermWhileNatsIsUnreachable) {
+TEST(FoundBugs, NatcdExitsOnSigtermWhileNatsIsUnreachable) {
   TempDir dir;
   std::vector<std::string> args = {NatcdProcess::Binary(),
                                    "--nats-url",

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -87,6 +88,29 @@ void natcdClientOptions_Init(natcdClientOptions* opts) {
   opts->reconnect_wait_ms = 250;
 }
 
+// `urls` (comma-separated) as nats.c's server pool: natsOptions_SetURL
+// takes a single URL.
+static natsStatus _setServers(natsOptions* nopts, const char* urls) {
+  size_t n = 1;
+  for (const char* p = urls; *p != '\0'; p++) n += *p == ',';
+  char* copy = strdup(urls);
+  const char** servers = calloc(n, sizeof *servers);
+  if (copy == NULL || servers == NULL) {
+    free(copy);
+    free(servers);
+    return NATS_NO_MEMORY;
+  }
+  int count = 0;
+  char* save = NULL;
+  for (char* url = strtok_r(copy, ",", &save); url != NULL; url = strtok_r(NULL, ",", &save)) {
+    if (*url != '\0') servers[count++] = url;
+  }
+  natsStatus ns = count > 0 ? natsOptions_SetServers(nopts, servers, count) : NATS_INVALID_ARG;
+  free(servers);
+  free(copy);
+  return ns;
+}
+
 static natcdStatus _clientNew(natcdClient** out, const natcdClientOptions* given) {
   natcdClientOptions opts;
   natcdClientOptions_Init(&opts);
@@ -129,7 +153,7 @@ natcdStatus natcdClient_Connect(natcdClient** out, const char* url,
       opts != NULL && opts->reconnect_wait_ms > 0 ? opts->reconnect_wait_ms : 250;
   natsOptions* nopts = NULL;
   natsStatus ns = natsOptions_Create(&nopts);
-  if (ns == NATS_OK) ns = natsOptions_SetURL(nopts, url);
+  if (ns == NATS_OK) ns = _setServers(nopts, url);
   if (ns == NATS_OK) ns = natsOptions_SetMaxReconnect(nopts, -1);
   if (ns == NATS_OK) ns = natsOptions_SetReconnectWait(nopts, reconnect_wait);
   if (ns == NATS_OK) ns = natsOptions_SetReconnectJitter(nopts, 50, 500);

@@ -26,16 +26,29 @@ TEST(ProposalsTest, TakenOnceAndExpiredByDeadline) {
   Proposals p;
   const uint64_t a = p.Next(), b = p.Next(), c = p.Next();
   EXPECT_LT(a, b);
-  p.Add(a, Req(), 100);
-  p.Add(b, Req(), 200);
-  p.Add(c, Req(), 300);
-  EXPECT_NE(p.Take(b), nullptr);
-  EXPECT_EQ(p.Take(b), nullptr) << "answered once";
+  p.Add(a, 2, Req(), 100);
+  p.Add(b, 2, Req(), 200);
+  p.Add(c, 2, Req(), 300);
+  EXPECT_NE(p.Take(b, 2), nullptr);
+  EXPECT_EQ(p.Take(b, 2), nullptr) << "answered once";
   EXPECT_EQ(p.TakeExpired(99).size(), 0u);
   EXPECT_EQ(p.TakeExpired(100).size(), 1u) << "a deadline is inclusive";
-  EXPECT_EQ(p.Take(a), nullptr);
+  EXPECT_EQ(p.Take(a, 2), nullptr);
   EXPECT_EQ(p.TakeAll().size(), 1u);
   EXPECT_EQ(p.size(), 0u);
+}
+
+// Found by the simulator: after a restart proposal numbers start at 1
+// again, and the entries of the member's earlier life (same numbers, an
+// earlier term) were applied as answers to the new requests.
+TEST(ProposalsTest, OnlyAnEntryOfTheProposalsTermAnswersIt) {
+  Proposals p;
+  const uint64_t seq = p.Next();
+  p.Add(seq, /*term=*/5, Req(), 1'000);
+  EXPECT_EQ(p.Take(seq, /*term=*/3), nullptr) << "an entry of an earlier incarnation";
+  EXPECT_NE(p.Take(seq, 5), nullptr);
+  p.Add(p.Next(), 5, Req(), 1'000);
+  EXPECT_NE(p.TakeAnyTerm(2), nullptr) << "a batch Raft refused answers whatever the term";
 }
 
 // A Raft of one voter (id 1), optionally with a learner (id 4).
