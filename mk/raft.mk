@@ -8,7 +8,8 @@
 #                             which run ~10x slower), NATCD_SIM_SEED=S
 #                             replays one seed with a trace
 
-RAFT_TEST_SRCS := $(sort $(shell find tests/raft -name '*.cc')) tests/test_main.cc
+RAFT_TEST_SRCS := $(sort $(shell find tests/raft -name '*.cc')) tests/core/storage/fault_vfs.cc \
+  tests/test_main.cc
 RAFT_TEST_OBJS := $(RAFT_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 RAFT_TESTS := $(BUILD)/bin/raft_tests
 

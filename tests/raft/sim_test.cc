@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/storage/fault_vfs.h"
 #include "raft/sim/simulation.h"
 
 namespace natcd::raft::sim {
@@ -55,9 +56,14 @@ class QuietStderr {
 };
 
 TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
+  // Every member's database goes through it: crashes may lose what was
+  // not fsynced.
+  testing::FaultVfs vfs;
+  vfs.Register(/*as_default=*/true);
   const uint64_t only = EnvOr("NATCD_SIM_SEED", 0);
   if (only != 0) {
     SimOptions o;
+    o.vfs = &vfs;
     o.seed = only;
     o.trace = getenv("NATCD_SIM_TRACE") == nullptr || *getenv("NATCD_SIM_TRACE") != '0';
     o.check_steps = EnvOr("NATCD_SIM_CHECK_STEPS", o.check_steps);
@@ -76,6 +82,7 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
     for (uint64_t seed = first; seed < first + seeds; seed++) {
       SimOptions o;
       o.seed = seed;
+      o.vfs = &vfs;
       o.check_steps = EnvOr("NATCD_SIM_CHECK_STEPS", o.check_steps);
       SimResult r = RunSimulation(o);
       if (!r.ok) failures.emplace_back(seed, r.failure);
@@ -87,6 +94,7 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
       total.serializable_reads += r.stats.serializable_reads;
       total.crashes += r.stats.crashes;
       total.power_losses += r.stats.power_losses;
+      total.power_losses_losing_data += r.stats.power_losses_losing_data;
       total.partitions += r.stats.partitions;
       total.conf_changes += r.stats.conf_changes;
       total.snapshots_sent += r.stats.snapshots_sent;
@@ -95,6 +103,7 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
       total.resubmits += r.stats.resubmits;
       total.leases_kept += r.stats.leases_kept;
       total.leases_expired += r.stats.leases_expired;
+      total.leases_cut_short += r.stats.leases_cut_short;
       worst_heal = std::max(worst_heal, r.stats.heal_ms);
       if (getenv("NATCD_SIM_PROGRESS") != nullptr) {
         printf("seed %llu: %s\n", static_cast<unsigned long long>(seed),
@@ -108,9 +117,11 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
   printf(
       "cluster simulation: seeds %llu..%llu in %.1f s (%.2f seeds/s), %llu failed; %llu "
       "elections, %llu revisions, %llu ops acknowledged, %llu unknown, %llu retries, %llu "
-      "serializable reads, %llu crashes (%llu power losses), %llu partitions, %llu conf "
+      "serializable reads, %llu crashes (%llu power losses, %llu files losing unsynced writes), "
+      "%llu partitions, %llu conf "
       "changes, %llu snapshots sent, %llu transfers, %llu forwards (%llu resubmitted), %llu "
-      "keepalives extending a lease, %llu leases expired; slowest recovery %lld ms\n",
+      "keepalives extending a lease, %llu leases expired (%llu abandoned ones before TTL from "
+      "their last keepalive); slowest recovery %lld ms\n",
       static_cast<unsigned long long>(first), static_cast<unsigned long long>(first + seeds - 1),
       seconds, seeds / std::max(seconds, 1e-9), static_cast<unsigned long long>(failures.size()),
       static_cast<unsigned long long>(total.elections),
@@ -121,6 +132,7 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
       static_cast<unsigned long long>(total.serializable_reads),
       static_cast<unsigned long long>(total.crashes),
       static_cast<unsigned long long>(total.power_losses),
+      static_cast<unsigned long long>(total.power_losses_losing_data),
       static_cast<unsigned long long>(total.partitions),
       static_cast<unsigned long long>(total.conf_changes),
       static_cast<unsigned long long>(total.snapshots_sent),
@@ -128,7 +140,8 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
       static_cast<unsigned long long>(total.forwards),
       static_cast<unsigned long long>(total.resubmits),
       static_cast<unsigned long long>(total.leases_kept),
-      static_cast<unsigned long long>(total.leases_expired), static_cast<long long>(worst_heal));
+      static_cast<unsigned long long>(total.leases_expired),
+      static_cast<unsigned long long>(total.leases_cut_short), static_cast<long long>(worst_heal));
   for (size_t i = 0; i < failures.size() && i < 20; i++) {
     ADD_FAILURE() << failures[i].second << "\n  replay: NATCD_SIM_SEED=" << failures[i].first
                   << " build/bin/raft_tests --gtest_filter='RaftSimulation.Seeds*'";
@@ -137,8 +150,12 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
 }
 
 TEST(RaftSimulation, ASeedReplaysExactly) {
+  testing::FaultVfs vfs;
+  vfs.Register(/*as_default=*/true);
   SimOptions o;
   o.seed = 7;
+  o.vfs = &vfs;
+  o.power_loss = 0.5;
   SimResult a, b;
   {
     QuietStderr quiet;
@@ -153,6 +170,7 @@ TEST(RaftSimulation, ASeedReplaysExactly) {
   EXPECT_EQ(a.stats.heal_ms, b.stats.heal_ms);
   EXPECT_GT(a.stats.final_revision, 10u);
   EXPECT_GT(a.stats.ops_acknowledged, 10u);
+  EXPECT_GT(a.stats.crashes, 0u);
 }
 
 }  // namespace

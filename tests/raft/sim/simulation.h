@@ -21,14 +21,18 @@
 // only written values, monotonically per member incarnation; a value at a
 // (key, revision) is the same wherever it is seen (reads, events, final
 // state); every acknowledged write is in the final state at its revision;
-// a kept-alive lease's key is never deleted before its TTL ran out from
-// the last successful keepalive; every revision is published as an event;
-// after the faults heal the cluster makes progress, every abandoned lease
-// expires, and every member ends with the same revision, keys and leases.
+// a lease kept alive is never gone before its TTL ran out from the last
+// successful keepalive (an abandoned one cut short is counted); every revision is published as an
+// event; after the faults heal the cluster makes progress, every abandoned lease expires, and every
+// member ends with the same revision, keys and leases.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+namespace natcd::testing {
+class FaultVfs;
+}
 
 namespace natcd::raft::sim {
 
@@ -39,9 +43,14 @@ struct SimOptions {
   // Simulated milliseconds with faults, then the healing phase's budget.
   int64_t fault_ms = 8'000;
   int64_t heal_budget_ms = 30'000;
-  // Crashes lose what was not fsynced (the fault VFS): -1 chosen by the
-  // seed, 0 never, 1 always.
-  int power_loss = -1;
+  // The fault VFS, registered as SQLite's default, through which every
+  // member's database goes: with it members fsync (simulated: it costs
+  // nothing) and a crash may be a power loss, losing what was not synced.
+  // Null: members do not fsync and crashes are process crashes only.
+  testing::FaultVfs* vfs = nullptr;
+  // With vfs: the share of crashes that are power losses; -1 chosen by the
+  // seed (none for half the seeds).
+  double power_loss = -1;
   // Print every event (for replaying a failing seed).
   bool trace = false;
   // Search steps the linearizability check may take per key before it
@@ -59,6 +68,7 @@ struct SimStats {
   uint64_t serializable_reads = 0;
   uint64_t crashes = 0;
   uint64_t power_losses = 0;
+  uint64_t power_losses_losing_data = 0;  // files that lost unsynced writes in them
   uint64_t partitions = 0;
   uint64_t conf_changes = 0;  // acknowledged
   uint64_t snapshots_sent = 0;
@@ -67,8 +77,11 @@ struct SimStats {
   uint64_t resubmits = 0;
   uint64_t leases_kept = 0;     // leases kept alive through at least one keepalive
   uint64_t leases_expired = 0;  // lease keys deleted by expiry
-  int64_t heal_ms = 0;          // from healing to a write acknowledged and every member converged
-  uint64_t trace_hash = 0;      // of every event traced (printed or not): same seed, same hash
+  // Abandoned leases that ended before their TTL ran out from the last
+  // keepalive (allowed by natcd's design, not by etcd's: see LeaseGone).
+  uint64_t leases_cut_short = 0;
+  int64_t heal_ms = 0;      // from healing to a write acknowledged and every member converged
+  uint64_t trace_hash = 0;  // of every event traced (printed or not): same seed, same hash
 };
 
 struct SimResult {
