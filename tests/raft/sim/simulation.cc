@@ -234,6 +234,10 @@ class Simulation {
   void CheckAckedWrites(SimMember& m);
   void CheckHistory();
   void Fail(const std::string& what);
+  // The answer as a T, or null after failing the run: a member answered a
+  // request with the response to another kind of request.
+  template <typename T>
+  const T* As(const Result<Response>& answer, const char* request);
 
   // ---- helpers ----
   bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
@@ -332,6 +336,16 @@ void Simulation::Fail(const std::string& what) {
                         static_cast<long long>(now_)) +
                     what;
   Trace("FAIL %s", what.c_str());
+}
+
+template <typename T>
+const T* Simulation::As(const Result<Response>& answer, const char* request) {
+  const T* typed = std::get_if<T>(&answer.value());
+  if (typed == nullptr) {
+    Fail(Str("a %s was answered with response type #%zu (another request's answer)", request,
+             answer.value().index()));
+  }
+  return typed;
 }
 
 // ---------------------------------------------------------------------------
@@ -732,7 +746,9 @@ void Simulation::SendAttempt(size_t c) {
             clients_[c].serial == serial) {
           // Monotonic per member incarnation.
           SimMember& m = *members_.at(target);
-          const int64_t rev = std::get<RangeResponse>(answer.value()).header.revision;
+          const RangeResponse* range = As<RangeResponse>(answer, "serializable range");
+          if (range == nullptr) return;
+          const int64_t rev = range->header.revision;
           if (rev < m.serializable_revision) {
             Fail(Str("serializable read on %s went back from revision %lld to %lld", m.name.c_str(),
                      static_cast<long long>(m.serializable_revision), static_cast<long long>(rev)));
@@ -785,7 +801,9 @@ void Simulation::OnAnswer(size_t c, uint64_t serial, Result<Response> answer) {
   std::string output;
   switch (client.kind) {
     case CallKind::kPut: {
-      const auto& put = std::get<PutResponse>(answer.value());
+      const PutResponse* typed = As<PutResponse>(answer, "put");
+      if (typed == nullptr) return;
+      const PutResponse& put = *typed;
       op->ok = true;
       acked_.push_back(AckedWrite{client.key, op->value, put.header.revision});
       Observe(KeyValue{client.key, 0, put.header.revision, 0, op->value, 0}, "put");
@@ -793,7 +811,9 @@ void Simulation::OnAnswer(size_t c, uint64_t serial, Result<Response> answer) {
       break;
     }
     case CallKind::kCas: {
-      const auto& txn = std::get<TxnResponse>(answer.value());
+      const TxnResponse* typed = As<TxnResponse>(answer, "txn");
+      if (typed == nullptr) return;
+      const TxnResponse& txn = *typed;
       op->ok = txn.succeeded;
       if (txn.succeeded) {
         acked_.push_back(AckedWrite{client.key, op->value, txn.header.revision});
@@ -805,7 +825,9 @@ void Simulation::OnAnswer(size_t c, uint64_t serial, Result<Response> answer) {
     }
     case CallKind::kGet:
     case CallKind::kSerializableGet: {
-      const auto& range = std::get<RangeResponse>(answer.value());
+      const RangeResponse* typed = As<RangeResponse>(answer, "range");
+      if (typed == nullptr) return;
+      const RangeResponse& range = *typed;
       for (const KeyValue& kv : range.kvs) Observe(kv, "range");
       output = range.kvs.empty() ? "" : range.kvs[0].value;
       if (!output.empty() && written_.count(output) == 0) {
@@ -912,7 +934,9 @@ void Simulation::OnLeaseAnswer(size_t l, uint64_t serial, Result<Response> answe
   }
   LeaseRecord& rec = leases_[lc.lease];
   if (lc.stage == LeaseClient::Stage::kGranting) {
-    const auto& grant = std::get<LeaseGrantResponse>(answer.value());
+    const LeaseGrantResponse* typed = As<LeaseGrantResponse>(answer, "lease grant");
+    if (typed == nullptr) return;
+    const LeaseGrantResponse& grant = *typed;
     rec.ttl_ms = grant.ttl * 1000;
     // Granted no earlier than the first attempt was sent.
     rec.kept_from = lc.first_sent;
@@ -930,6 +954,7 @@ void Simulation::OnLeaseAnswer(size_t l, uint64_t serial, Result<Response> answe
     return;
   }
   if (lc.stage == LeaseClient::Stage::kAttaching) {
+    if (As<PutResponse>(answer, "put with a lease") == nullptr) return;
     Trace("lease %lld: key attached", static_cast<long long>(lc.lease));
     lc.stage = LeaseClient::Stage::kKeeping;
     rec.keeping = true;
@@ -945,7 +970,9 @@ void Simulation::OnKeepAlive(size_t l, uint64_t serial, Result<Response> answer)
   lc.keepalive_busy = false;
   if (!answer.ok()) return;
   LeaseRecord& rec = leases_[lc.lease];
-  const auto& kept = std::get<LeaseKeepAliveResponse>(answer.value());
+  const LeaseKeepAliveResponse* typed = As<LeaseKeepAliveResponse>(answer, "lease keepalive");
+  if (typed == nullptr) return;
+  const LeaseKeepAliveResponse& kept = *typed;
   if (kept.ttl > 0) {
     if (rec.kept_from < lc.keepalive_sent) result_.stats.leases_kept++;
     rec.kept_from = std::max(rec.kept_from, lc.keepalive_sent);
