@@ -13,7 +13,7 @@
 // promoted, voters removed, through MemberAddRequest and friends);
 // leadership is moved (MoveLeaderRequest).
 //
-// Clients send puts (retried with the same request id after an unknown
+// Clients send puts and deletes (retried with the same request id after an unknown
 // outcome), compare-and-swap txns, linearizable and serializable reads to
 // any member; lease clients grant leases, attach a key, keep them alive
 // through leader changes and abandon them. Checked: two leaders never
@@ -21,8 +21,9 @@
 // only written values, monotonically per member incarnation; a value at a
 // (key, revision) is the same wherever it is seen (reads, events, final
 // state); every acknowledged write is in the final state at its revision;
-// a lease kept alive is never gone before its TTL ran out from the last
-// successful keepalive (an abandoned one cut short is counted); every revision is published as an
+// a lease is never gone before half its TTL plus an election timeout ran
+// out from the last successful keepalive (natcd's promise; short of the
+// whole TTL, etcd's, is counted); every revision is published as an
 // event; after the faults heal the cluster makes progress, every abandoned lease expires, and every
 // member ends with the same revision, keys and leases.
 #pragma once
@@ -77,8 +78,8 @@ struct SimStats {
   uint64_t resubmits = 0;
   uint64_t leases_kept = 0;     // leases kept alive through at least one keepalive
   uint64_t leases_expired = 0;  // lease keys deleted by expiry
-  // Abandoned leases that ended before their TTL ran out from the last
-  // keepalive (allowed by natcd's design, not by etcd's: see LeaseGone).
+  // Leases that ended before their TTL ran out from the last keepalive,
+  // within what natcd's design allows (not etcd's: see LeaseGone).
   uint64_t leases_cut_short = 0;
   int64_t heal_ms = 0;      // from healing to a write acknowledged and every member converged
   uint64_t trace_hash = 0;  // of every event traced (printed or not): same seed, same hash
