@@ -11,6 +11,7 @@
 //   NATCD_SIM_DIR=D          where the members' databases go (/dev/shm)
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +56,51 @@ class QuietStderr {
   int saved_ = -1;
 };
 
+// One seed in a child process, so that a member that crashes (a segfault,
+// an abort) fails that seed, named, instead of ending the whole run.
+SimResult RunIsolated(const SimOptions& options) {
+  int fds[2];
+  if (pipe(fds) != 0) return RunSimulation(options);
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    SimResult r = RunSimulation(options);
+    const size_t n = r.failure.size();
+    bool ok = write(fds[1], &r.ok, sizeof r.ok) == sizeof r.ok &&
+              write(fds[1], &r.stats, sizeof r.stats) == sizeof r.stats &&
+              write(fds[1], &n, sizeof n) == sizeof n &&
+              write(fds[1], r.failure.data(), n) == static_cast<ssize_t>(n);
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  SimResult r;
+  size_t n = 0;
+  bool got = child > 0 && read(fds[0], &r.ok, sizeof r.ok) == sizeof r.ok &&
+             read(fds[0], &r.stats, sizeof r.stats) == sizeof r.stats &&
+             read(fds[0], &n, sizeof n) == sizeof n;
+  if (got) {
+    r.failure.resize(n);
+    size_t at = 0;
+    while (at < n) {
+      ssize_t k = read(fds[0], r.failure.data() + at, n - at);
+      if (k <= 0) break;
+      at += static_cast<size_t>(k);
+    }
+    got = at == n;
+  }
+  close(fds[0]);
+  int status = 0;
+  if (child > 0) waitpid(child, &status, 0);
+  if (!got) {
+    r = SimResult{};
+    r.ok = false;
+    r.failure = "seed " + std::to_string(options.seed) + ": the run died" +
+                (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : "");
+  }
+  return r;
+}
+
 TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
   // Every member's database goes through it: crashes may lose what was
   // not fsynced.
@@ -84,7 +130,7 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
       o.seed = seed;
       o.vfs = &vfs;
       o.check_steps = EnvOr("NATCD_SIM_CHECK_STEPS", o.check_steps);
-      SimResult r = RunSimulation(o);
+      SimResult r = RunIsolated(o);
       if (!r.ok) failures.emplace_back(seed, r.failure);
       total.elections += r.stats.elections;
       total.final_revision += r.stats.final_revision;
@@ -120,8 +166,8 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
       "serializable reads, %llu crashes (%llu power losses, %llu files losing unsynced writes), "
       "%llu partitions, %llu conf "
       "changes, %llu snapshots sent, %llu transfers, %llu forwards (%llu resubmitted), %llu "
-      "keepalives extending a lease, %llu leases expired (%llu abandoned ones before TTL from "
-      "their last keepalive); slowest recovery %lld ms\n",
+      "keepalives extending a lease, %llu leases expired (%llu short of the TTL from their last "
+      "keepalive); slowest recovery %lld ms\n",
       static_cast<unsigned long long>(first), static_cast<unsigned long long>(first + seeds - 1),
       seconds, seeds / std::max(seconds, 1e-9), static_cast<unsigned long long>(failures.size()),
       static_cast<unsigned long long>(total.elections),
