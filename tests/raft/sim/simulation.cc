@@ -981,6 +981,7 @@ void Simulation::OnLeaseAnswer(size_t l, uint64_t serial, Result<Response> answe
     lc.keep_until = now_ + Rand(500, 6'000);
     lc.next_keepalive = now_;
     lc.keepalive_busy = false;
+    lc.keepalive_serial = 0;  // a late answer to the last lease's keepalive is not this one's
   }
 }
 
