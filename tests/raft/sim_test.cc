@@ -1,19 +1,31 @@
-// Runs the Raft simulator over many seeds. Each seed is one whole run:
-// faults, safety checks after every step, healing, liveness, and a
-// linearizability check of the clients' history.
+// Runs the cluster simulator (real server::Members, raft/sim/simulation.h)
+// over many seeds. Each seed is one whole run: faults, safety checks after
+// every step, healing, liveness, convergence, and a linearizability check
+// of the clients' history.
 //
-//   NATCD_SIM_SEEDS=N    seeds 1..N (default 2,000)
-//   NATCD_SIM_SEED=S     only seed S, with a trace of every event
+//   NATCD_SIM_SEEDS=N        seeds 1..N (default: make check-raft's)
+//   NATCD_SIM_FIRST_SEED=F   seeds F..F+N-1 instead (to split a long run)
+//   NATCD_SIM_SKIP_SEEDS="A B"  seeds not run: known failures, each replayed
+//                            by a DISABLED_ test below until its bug is fixed
+//   NATCD_SIM_SEED=S         only seed S, with a trace of every event and
+//                            the members' own log lines
 //   NATCD_SIM_CHECK_STEPS=N  the linearizability search budget per key
+//   NATCD_SIM_DIR=D          where the members' databases go (/dev/shm)
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+#include <string>
 #include <vector>
 
+#include "core/storage/fault_vfs.h"
 #include "raft/sim/simulation.h"
 
 namespace natcd::raft::sim {
@@ -24,10 +36,86 @@ uint64_t EnvOr(const char* name, uint64_t fallback) {
   return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+// The members log their role changes and snapshots on stderr: thousands of
+// lines a seed. Kept out of the way while many seeds run (a replay shows
+// them).
+class QuietStderr {
+ public:
+  QuietStderr() {
+    fflush(stderr);
+    saved_ = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      dup2(null, 2);
+      close(null);
+    }
+  }
+  ~QuietStderr() {
+    fflush(stderr);
+    if (saved_ >= 0) {
+      dup2(saved_, 2);
+      close(saved_);
+    }
+  }
+
+ private:
+  int saved_ = -1;
+};
+
+// One seed in a child process, so that a member that crashes (a segfault,
+// an abort) fails that seed, named, instead of ending the whole run.
+SimResult RunIsolated(const SimOptions& options) {
+  int fds[2];
+  if (pipe(fds) != 0) return RunSimulation(options);
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    SimResult r = RunSimulation(options);
+    const size_t n = r.failure.size();
+    bool ok = write(fds[1], &r.ok, sizeof r.ok) == sizeof r.ok &&
+              write(fds[1], &r.stats, sizeof r.stats) == sizeof r.stats &&
+              write(fds[1], &n, sizeof n) == sizeof n &&
+              write(fds[1], r.failure.data(), n) == static_cast<ssize_t>(n);
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  SimResult r;
+  size_t n = 0;
+  bool got = child > 0 && read(fds[0], &r.ok, sizeof r.ok) == sizeof r.ok &&
+             read(fds[0], &r.stats, sizeof r.stats) == sizeof r.stats &&
+             read(fds[0], &n, sizeof n) == sizeof n;
+  if (got) {
+    r.failure.resize(n);
+    size_t at = 0;
+    while (at < n) {
+      ssize_t k = read(fds[0], r.failure.data() + at, n - at);
+      if (k <= 0) break;
+      at += static_cast<size_t>(k);
+    }
+    got = at == n;
+  }
+  close(fds[0]);
+  int status = 0;
+  if (child > 0) waitpid(child, &status, 0);
+  if (!got) {
+    r = SimResult{};
+    r.ok = false;
+    r.failure = "seed " + std::to_string(options.seed) + ": the run died" +
+                (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : "");
+  }
+  return r;
+}
+
 TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
-  uint64_t only = EnvOr("NATCD_SIM_SEED", 0);
+  // Every member's database goes through it: crashes may lose what was
+  // not fsynced.
+  testing::FaultVfs vfs;
+  vfs.Register(/*as_default=*/true);
+  const uint64_t only = EnvOr("NATCD_SIM_SEED", 0);
   if (only != 0) {
     SimOptions o;
+    o.vfs = &vfs;
     o.seed = only;
     o.trace = getenv("NATCD_SIM_TRACE") == nullptr || *getenv("NATCD_SIM_TRACE") != '0';
     o.check_steps = EnvOr("NATCD_SIM_CHECK_STEPS", o.check_steps);
@@ -35,48 +123,90 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
     EXPECT_TRUE(r.ok) << r.failure;
     return;
   }
-  uint64_t seeds = EnvOr("NATCD_SIM_SEEDS", 2000);
-  std::atomic<uint64_t> next{1};
-  std::mutex mu;
+  const uint64_t seeds = EnvOr("NATCD_SIM_SEEDS", 20);
+  const uint64_t first = EnvOr("NATCD_SIM_FIRST_SEED", 1);
+  std::set<uint64_t> skip;
+  if (const char* list = getenv("NATCD_SIM_SKIP_SEEDS")) {
+    std::istringstream in(list);
+    for (uint64_t seed; in >> seed;) skip.insert(seed);
+  }
+  uint64_t skipped = 0;
   std::vector<std::pair<uint64_t, std::string>> failures;
   SimStats total;
   int64_t worst_heal = 0;
-  auto worker = [&] {
-    for (uint64_t seed = next++; seed <= seeds; seed = next++) {
+  const auto started = std::chrono::steady_clock::now();
+  {
+    QuietStderr quiet;
+    for (uint64_t seed = first; seed < first + seeds; seed++) {
+      if (skip.count(seed) != 0) {
+        skipped++;
+        continue;
+      }
       SimOptions o;
       o.seed = seed;
+      o.vfs = &vfs;
       o.check_steps = EnvOr("NATCD_SIM_CHECK_STEPS", o.check_steps);
-      SimResult r = RunSimulation(o);
-      std::lock_guard<std::mutex> lock(mu);
+      SimResult r = RunIsolated(o);
       if (!r.ok) failures.emplace_back(seed, r.failure);
       total.elections += r.stats.elections;
-      total.committed_entries += r.stats.committed_entries;
+      total.final_revision += r.stats.final_revision;
       total.ops_acknowledged += r.stats.ops_acknowledged;
       total.ops_unknown += r.stats.ops_unknown;
+      total.retries += r.stats.retries;
+      total.serializable_reads += r.stats.serializable_reads;
       total.crashes += r.stats.crashes;
+      total.power_losses += r.stats.power_losses;
+      total.power_losses_losing_data += r.stats.power_losses_losing_data;
       total.partitions += r.stats.partitions;
       total.conf_changes += r.stats.conf_changes;
       total.snapshots_sent += r.stats.snapshots_sent;
       total.transfers += r.stats.transfers;
-      worst_heal = std::max(worst_heal, r.stats.heal_time);
+      total.forwards += r.stats.forwards;
+      total.resubmits += r.stats.resubmits;
+      total.leases_kept += r.stats.leases_kept;
+      total.leases_expired += r.stats.leases_expired;
+      total.leases_cut_short += r.stats.leases_cut_short;
+      worst_heal = std::max(worst_heal, r.stats.heal_ms);
+      if (getenv("NATCD_SIM_PROGRESS") != nullptr) {
+        printf("seed %llu: %s\n", static_cast<unsigned long long>(seed),
+               r.ok ? "ok" : r.failure.c_str());
+        fflush(stdout);
+      }
     }
-  };
-  unsigned n = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < n; i++) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   printf(
-      "raft simulation: %llu seeds, %llu elections, %llu entries committed, %llu ops "
-      "acknowledged, %llu unknown, %llu crashes, %llu partitions, %llu conf changes, "
-      "%llu snapshots sent, %llu transfers; slowest recovery %lld time units\n",
-      (unsigned long long)seeds, (unsigned long long)total.elections,
-      (unsigned long long)total.committed_entries, (unsigned long long)total.ops_acknowledged,
-      (unsigned long long)total.ops_unknown, (unsigned long long)total.crashes,
-      (unsigned long long)total.partitions, (unsigned long long)total.conf_changes,
-      (unsigned long long)total.snapshots_sent, (unsigned long long)total.transfers,
-      (long long)worst_heal);
-  std::sort(failures.begin(), failures.end());
-  for (size_t i = 0; i < failures.size() && i < 10; i++) {
+      "cluster simulation: seeds %llu..%llu (%llu skipped) in %.1f s (%.2f seeds/s), %llu "
+      "failed; %llu elections, %llu revisions, %llu ops acknowledged, %llu unknown, %llu retries, "
+      "%llu "
+      "serializable reads, %llu crashes (%llu power losses, %llu files losing unsynced writes), "
+      "%llu partitions, %llu conf "
+      "changes, %llu snapshots sent, %llu transfers, %llu forwards (%llu resubmitted), %llu "
+      "keepalives extending a lease, %llu leases expired (%llu short of the TTL from their last "
+      "keepalive); slowest recovery %lld ms\n",
+      static_cast<unsigned long long>(first), static_cast<unsigned long long>(first + seeds - 1),
+      static_cast<unsigned long long>(skipped), seconds,
+      (seeds - skipped) / std::max(seconds, 1e-9), static_cast<unsigned long long>(failures.size()),
+      static_cast<unsigned long long>(total.elections),
+      static_cast<unsigned long long>(total.final_revision),
+      static_cast<unsigned long long>(total.ops_acknowledged),
+      static_cast<unsigned long long>(total.ops_unknown),
+      static_cast<unsigned long long>(total.retries),
+      static_cast<unsigned long long>(total.serializable_reads),
+      static_cast<unsigned long long>(total.crashes),
+      static_cast<unsigned long long>(total.power_losses),
+      static_cast<unsigned long long>(total.power_losses_losing_data),
+      static_cast<unsigned long long>(total.partitions),
+      static_cast<unsigned long long>(total.conf_changes),
+      static_cast<unsigned long long>(total.snapshots_sent),
+      static_cast<unsigned long long>(total.transfers),
+      static_cast<unsigned long long>(total.forwards),
+      static_cast<unsigned long long>(total.resubmits),
+      static_cast<unsigned long long>(total.leases_kept),
+      static_cast<unsigned long long>(total.leases_expired),
+      static_cast<unsigned long long>(total.leases_cut_short), static_cast<long long>(worst_heal));
+  for (size_t i = 0; i < failures.size() && i < 20; i++) {
     ADD_FAILURE() << failures[i].second << "\n  replay: NATCD_SIM_SEED=" << failures[i].first
                   << " build/bin/raft_tests --gtest_filter='RaftSimulation.Seeds*'";
   }
@@ -84,18 +214,106 @@ TEST(RaftSimulation, SeedsKeepSafetyLivenessAndLinearizability) {
 }
 
 TEST(RaftSimulation, ASeedReplaysExactly) {
+  testing::FaultVfs vfs;
+  vfs.Register(/*as_default=*/true);
   SimOptions o;
-  o.seed = 7;
-  SimResult a = RunSimulation(o);
-  SimResult b = RunSimulation(o);
+  o.vfs = &vfs;
+  o.power_loss = 0.5;
+  SimResult a, b;
+  {
+    QuietStderr quiet;
+    // The first seed whose run has power losses among its crashes.
+    for (o.seed = 1; o.seed < 50; o.seed++) {
+      a = RunSimulation(o);
+      if (a.stats.power_losses > 0) break;
+    }
+    b = RunSimulation(o);
+  }
   ASSERT_TRUE(a.ok) << a.failure;
+  ASSERT_GT(a.stats.power_losses, 0u);
+  EXPECT_EQ(a.stats.trace_hash, b.stats.trace_hash);
   EXPECT_EQ(a.stats.elections, b.stats.elections);
-  EXPECT_EQ(a.stats.committed_entries, b.stats.committed_entries);
+  EXPECT_EQ(a.stats.final_revision, b.stats.final_revision);
   EXPECT_EQ(a.stats.ops_acknowledged, b.stats.ops_acknowledged);
-  EXPECT_EQ(a.stats.crashes, b.stats.crashes);
-  EXPECT_EQ(a.stats.heal_time, b.stats.heal_time);
-  EXPECT_GT(a.stats.committed_entries, 10u);
+  EXPECT_EQ(a.stats.heal_ms, b.stats.heal_ms);
+  EXPECT_GT(a.stats.final_revision, 10u);
   EXPECT_GT(a.stats.ops_acknowledged, 10u);
+}
+
+// ---- Failures the simulator found in today's member (core/server/
+// member.cc), each replaying seeds that fail now and pass with the fixes
+// proposed with issue 13 item 4 (all of them applied: one alone may leave a
+// seed failing on another). make check-raft skips those among its own seeds
+// (SIM_KNOWN_FAILING_SEEDS in mk/raft.mk). Replay one with a trace:
+//   NATCD_SIM_SEED=S build/bin/raft_tests --gtest_filter='RaftSimulation.Seeds*'
+
+void ExpectSeedsPass(std::initializer_list<uint64_t> seeds) {
+  testing::FaultVfs vfs;
+  vfs.Register(/*as_default=*/true);
+  for (uint64_t seed : seeds) {
+    SimOptions o;
+    o.seed = seed;
+    o.vfs = &vfs;
+    SimResult r;
+    {
+      QuietStderr quiet;
+      r = RunIsolated(o);
+    }
+    EXPECT_TRUE(r.ok) << r.failure;
+  }
+}
+
+// Proposal numbers start at 0 again when a member opens. A leader that
+// crashed with entries in its log and leads again after a restart applies
+// them once they commit, and takes each for the new request that has its
+// number: that request gets the old entry's answer (a lease grant answered
+// with a put's response, seed 20) and a put is acknowledged that was never
+// applied (seed 1206: the acknowledged write is missing at its revision).
+// Fix: a proposal remembers its term; an entry answers it only if its term
+// matches (the restarted member leads in a later term than it proposed in).
+TEST(RaftSimulation, DISABLED_ARestartedLeaderAnswersRequestsWithItsEarlierIncarnationsEntries) {
+  ExpectSeedsPass({20, 102, 1206, 2026, 2530, 3404});
+}
+
+// A follower that gets the leader's snapshot and, in the same turn, the
+// appends right behind it installs the database with Raft's commit index,
+// which points past the snapshot at entries that were never stored; the new
+// Raft refuses to start ("commit index beyond the last stored entry") and
+// the member dereferences the Raft it no longer has (SIGSEGV). Fix: keep
+// term and vote, and set the commit index to the snapshot's.
+TEST(RaftSimulation, DISABLED_AnAppendRightBehindAShippedSnapshotCrashesTheMember) {
+  ExpectSeedsPass({505, 2013, 5308});
+}
+
+// A new leader renews leases before it applied the entries of earlier
+// terms; an expiry of the lease its predecessor proposed, applied just
+// after, revokes the lease it just told the holder was good for a TTL
+// (seed 568: revoked 30 ms after a keepalive answered with ttl 1 s). Fix:
+// hold keepalives until this term's first entry is applied (etcd's
+// LeaseRenew waits for the applied index likewise).
+TEST(RaftSimulation, DISABLED_ANewLeaderRenewsALeaseItsPredecessorsExpiryThenRevokes) {
+  ExpectSeedsPass({568, 615});
+}
+
+// A new leader takes over lease expiry (PromoteLeases) when it becomes
+// leader, before it applied the earlier terms' checkpoints still in its log:
+// a checkpoint applied afterwards changes only the replicated deadline, and
+// the lease expires by the stale one (seed 161: expired 1 s after a
+// keepalive with TTL 2 s). Fix: promote once this term's first entry is
+// applied, counting the time waited into the grace.
+TEST(RaftSimulation, DISABLED_ANewLeaderTakesOverLeasesBeforeApplyingEarlierCheckpoints) {
+  ExpectSeedsPass({161, 734});
+}
+
+// A renewal that runs more than half a TTL past the replicated deadline is
+// answered at once, before the checkpoint that records it is proposed (and
+// none is while a leadership transfer is under way); when leadership moves
+// or the leader dies first, the next leader starts from the old deadline
+// (seed 472: expired 200 ms after a keepalive with TTL 2 s, across a move
+// of the leader). Fix: answer such a keepalive once its checkpoint is
+// applied (at most one in half a TTL per lease goes through the log).
+TEST(RaftSimulation, DISABLED_ARenewalAnsweredBeforeItsCheckpointIsLostWithTheLeader) {
+  ExpectSeedsPass({472, 586});
 }
 
 }  // namespace

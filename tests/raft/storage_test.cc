@@ -3,7 +3,6 @@
 
 #include "raft/progress.h"
 #include "raft/raft_log.h"
-#include "raft/sim/kv_state_machine.h"
 #include "raft/storage.h"
 
 namespace natcd::raft {
@@ -115,28 +114,6 @@ TEST(Progress, ProbeAndReplicate) {
   EXPECT_TRUE(pr.IsPaused()) << "window of 2 is full";
   pr.inflights.FreeTo(5);
   EXPECT_FALSE(pr.IsPaused());
-}
-
-TEST(KvStateMachine, CommandsRoundTripAndApplyOnce) {
-  using sim::Command;
-  using sim::OpKind;
-  Command c{42, OpKind::kCas, "key:with:colons", "new", "old"};
-  auto back = sim::DecodeCommand(sim::EncodeCommand(c));
-  ASSERT_TRUE(back);
-  EXPECT_EQ(back->op_id, 42u);
-  EXPECT_EQ(back->key, "key:with:colons");
-  EXPECT_EQ(back->expected, "old");
-  EXPECT_FALSE(sim::DecodeCommand("3:abc"));
-
-  sim::KvStateMachine sm;
-  EXPECT_FALSE(sm.Apply(c).ok);  // "" != "old"
-  EXPECT_TRUE(sm.Apply(Command{43, OpKind::kPut, "k", "v", ""}).ok);
-  EXPECT_TRUE(sm.Apply(Command{43, OpKind::kPut, "k", "other", ""}).duplicate);
-  EXPECT_EQ(sm.Get("k"), "v");
-  sim::KvStateMachine copy;
-  ASSERT_TRUE(copy.Restore(sm.Snapshot()));
-  EXPECT_TRUE(copy == sm);
-  EXPECT_FALSE(copy.Restore("9:garbage"));
 }
 
 }  // namespace

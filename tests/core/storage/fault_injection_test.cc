@@ -435,5 +435,50 @@ TEST(FaultVfsTest, DefaultVfsIsRestoredAndUnsyncedDataIsDropped) {
   sqlite3_close(db);
 }
 
+TEST(FaultVfsTest, DurableContentsIsWhatTheLastSyncLeftWhileTheFileIsOpen) {
+  TempDir dir;
+  const std::string path = dir.File("open.db");
+  FaultVfs vfs;
+  vfs.Register(true);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+            SQLITE_OK);
+  auto exec = [](sqlite3* on, const char* sql) {
+    return sqlite3_exec(on, sql, nullptr, nullptr, nullptr);
+  };
+  ASSERT_EQ(exec(db,
+                 "PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;"
+                 "CREATE TABLE t(x); INSERT INTO t VALUES (1)"),
+            SQLITE_OK);
+  ASSERT_EQ(exec(db, "PRAGMA synchronous=OFF; INSERT INTO t VALUES (2)"), SQLITE_OK);
+  // The file is still open: what a power loss now would leave of it.
+  Result<std::string> durable = vfs.DurableContents(path);
+  ASSERT_TRUE(durable.ok()) << durable.status().ToString();
+  vfs.ForgetUnsyncedDataUnder(dir.File(""));
+  Result<std::string> forgotten = vfs.DurableContents(path);
+  ASSERT_TRUE(forgotten.ok());
+  EXPECT_NE(*durable, *forgotten);  // forgotten: all of it counts as durable
+  sqlite3_close(db);
+  vfs.Unregister();
+  auto read_back = [&](const std::string& contents) {
+    const std::string copy = dir.File("copy.db");
+    FILE* f = fopen(copy.c_str(), "wb");
+    fwrite(contents.data(), 1, contents.size(), f);
+    fclose(f);
+    sqlite3* c = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(copy.c_str(), &c, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(c, "SELECT group_concat(x) FROM t", -1, &stmt, nullptr),
+              SQLITE_OK);
+    EXPECT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+    std::string out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    sqlite3_close(c);
+    return out;
+  };
+  EXPECT_EQ(read_back(*durable), "1");
+  EXPECT_EQ(read_back(*forgotten), "1,2");
+}
+
 }  // namespace
 }  // namespace natcd::testing

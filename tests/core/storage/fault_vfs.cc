@@ -150,6 +150,44 @@ Status FaultVfs::DropUnsyncedData() {
   return Status::OK();
 }
 
+Result<std::string> FaultVfs::DurableContents(const std::string& path) const {
+  std::string contents;
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return Status::IOError("open " + path + ": " + strerror(errno));
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      close(fd);
+      return Status::IOError("read " + path + ": " + strerror(errno));
+    }
+    if (n == 0) break;
+    contents.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  auto it = unsynced_.find(path);
+  if (it == unsynced_.end()) return contents;
+  // Undo the writes since the last sync, newest first, then the growth.
+  const Unsynced& unsynced = it->second;
+  for (auto w = unsynced.overwritten.rbegin(); w != unsynced.overwritten.rend(); ++w) {
+    const size_t end = static_cast<size_t>(w->first) + w->second.size();
+    if (contents.size() < end) contents.resize(end, '\0');
+    contents.replace(static_cast<size_t>(w->first), w->second.size(), w->second);
+  }
+  contents.resize(static_cast<size_t>(unsynced.size_at_sync), '\0');
+  return contents;
+}
+
+void FaultVfs::ForgetUnsyncedDataUnder(const std::string& prefix) {
+  for (auto it = unsynced_.begin(); it != unsynced_.end();) {
+    if (it->first.rfind(prefix, 0) == 0) {
+      it = unsynced_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 // ---- VFS methods ------------------------------------------------------------
 
 int FaultVfs::XOpen(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* f, int flags,

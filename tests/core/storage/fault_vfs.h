@@ -74,6 +74,14 @@ class FaultVfs {
   // Forgets what is unsynced (as if everything had been synced).
   void ForgetUnsyncedData() { unsynced_.clear(); }
 
+  // Power loss of one machine among several sharing this VFS (the cluster
+  // simulator): what `path` would hold after a power loss now, its contents
+  // as of its last successful xSync (a file not written through this VFS
+  // since: what it holds now). Files may be open.
+  Result<std::string> DurableContents(const std::string& path) const;
+  // Forgets what is unsynced in the files whose path starts with `prefix`.
+  void ForgetUnsyncedDataUnder(const std::string& prefix);
+
   void set_real_sync(bool real_sync) { real_sync_ = real_sync; }
   const std::string& name() const { return name_; }
   int open_files() const { return open_files_; }
