@@ -26,7 +26,7 @@ SIM_SEEDS_DEFAULT := $(if $(SANITIZE),60,150)
 # Seeds whose runs fail on today's member: bugs the simulator found, each
 # replayed by a DISABLED_ test in tests/raft/sim_test.cc. Skipped until the
 # member is fixed (then empty this); NATCD_SIM_SKIP_SEEDS= runs them.
-SIM_KNOWN_FAILING_SEEDS := 20 102
+SIM_KNOWN_FAILING_SEEDS :=
 check-raft: $(RAFT_TESTS)
 	NATCD_SIM_SEEDS=$${NATCD_SIM_SEEDS:-$(SIM_SEEDS_DEFAULT)} \
 	  NATCD_SIM_SKIP_SEEDS="$${NATCD_SIM_SKIP_SEEDS-$(SIM_KNOWN_FAILING_SEEDS)}" \

@@ -185,7 +185,9 @@ void Member::Impl::Take(Item item, Answers* answers) {
     case Item::Kind::kReconnected:
       // Every lease gets the time this member was cut off back: its holder
       // could not renew it meanwhile.
-      if (leader && leases_paused) engine->PromoteLeases(clock->MonotonicMs() - paused_at_ms);
+      if (leader && leases_taken_over && leases_paused) {
+        engine->PromoteLeases(clock->MonotonicMs() - paused_at_ms);
+      }
       leases_paused = false;
       return;
   }

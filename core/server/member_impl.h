@@ -138,6 +138,14 @@ struct Member::Impl {
   // leader gives every lease the time since, during which no holder could
   // renew.
   int64_t leader_contact_ms GUARDED_BY(member_thread) = 0;
+  // A new leader decides lease expiry only once it has applied the entries
+  // of earlier terms (up to leases_from_index: a checkpoint or an expiry
+  // its predecessor proposed may be among them); until then no lease
+  // expires and no renewal is answered. leases_unrenewable_since_ms: since
+  // when holders could not renew (no leader reachable, then the wait).
+  bool leases_taken_over GUARDED_BY(member_thread) = false;
+  uint64_t leases_from_index GUARDED_BY(member_thread) = 0;
+  int64_t leases_unrenewable_since_ms GUARDED_BY(member_thread) = 0;
   int64_t next_lease_check_ms GUARDED_BY(member_thread) = 0;
   int64_t next_checkpoint_ms GUARDED_BY(member_thread) = 0;
   int64_t next_front_end_tick_ms GUARDED_BY(member_thread) = 0;
@@ -195,6 +203,7 @@ struct Member::Impl {
   // member_leader.cc
   void Timers() REQUIRES(member_thread);
   void BecameLeader(bool now_leader) REQUIRES(member_thread);
+  void MaybeTakeOverLeases() REQUIRES(member_thread);
 };
 
 }  // namespace natcd::server

@@ -19,7 +19,7 @@ void Member::Impl::Timers() {
   // Lease expiry, checkpoints and compaction are decided by the leader and
   // replicated as entries, so every member deletes the same keys at the
   // same revision.
-  if (leader && !leases_paused && now >= next_lease_check_ms) {
+  if (leader && leases_taken_over && !leases_paused && now >= next_lease_check_ms) {
     next_lease_check_ms = now + options.lease_check_interval_ms;
     auto propose = [this](WriteRequest request) {
       member_thread.AssertHeld();
@@ -61,23 +61,38 @@ void Member::Impl::BecameLeader(bool now_leader) {
   leader_now.store(leader);
   const int64_t now = clock->MonotonicMs();
   if (leader) {
-    // Every lease gets its replicated deadline, plus the time no leader was
-    // reachable, plus an election timeout: its holder may have been
-    // renewing with the old leader until just now (what that leader did
-    // not checkpoint yet is at most half a TTL: lease_manager.h).
+    // Leases are taken over once the entries of earlier terms are applied
+    // (MaybeTakeOverLeases): this term's first entry is the last one now.
     const raft::ConfState cs = raft->conf_state();
     const bool several_voters = cs.voters.size() > 1;
-    const int64_t grace = several_voters ? options.election_timeout_ms : 0;
-    engine->PromoteLeases(grace + std::max<int64_t>(0, now - leader_contact_ms));
+    leases_taken_over = false;
+    leases_from_index = raft->last_index();
+    leases_unrenewable_since_ms = leader_contact_ms;
+    MaybeTakeOverLeases();
     continuity.BecameLeader(now, raft->last_index(), engine->CurrentRevision(), several_voters,
                             membership.is_cluster(), options.heartbeat_interval_ms, events);
   } else {
+    leases_taken_over = false;
     engine->DemoteLeases();
     shipper.Abandon(raft.get());
     proposed_commands.Clear();
   }
   for (FrontEnd* f : front_ends) f->LeadershipChanged(leader);
   leader_contact_ms = now;
+}
+
+void Member::Impl::MaybeTakeOverLeases() {
+  if (!leader || leases_taken_over || applied_index < leases_from_index) return;
+  leases_taken_over = true;
+  // Every lease gets its replicated deadline, plus the time no holder could
+  // renew (no leader reachable, then this leader's wait for the earlier
+  // terms), plus an election timeout: its holder may have been renewing
+  // with the old leader until just now (what that leader did not checkpoint
+  // yet is at most half a TTL: lease_manager.h).
+  const raft::ConfState cs = raft->conf_state();
+  const int64_t grace = cs.voters.size() > 1 ? options.election_timeout_ms : 0;
+  const int64_t now = clock->MonotonicMs();
+  engine->PromoteLeases(grace + std::max<int64_t>(0, now - leases_unrenewable_since_ms));
 }
 
 }  // namespace natcd::server

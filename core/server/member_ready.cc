@@ -114,6 +114,7 @@ void Member::Impl::ProcessReady(Answers* answers) {
         ApplyEntry(e, answers);
         applied_index = e.index;
       }
+      MaybeTakeOverLeases();
     }
     // One fsync: the log entries, the hard state and the state they
     // produced are durable before any message or answer depends on them.
@@ -194,7 +195,12 @@ void Member::Impl::MaybeCompactLog() {
 }
 
 Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
-  const raft::HardState hard_state = raft->hard_state();
+  // Term and vote stay; the commit index is the snapshot's: Raft's may
+  // already point past it at appends that arrived right behind the
+  // snapshot and are not in the installed log (found by the simulator: the
+  // new Raft refused such a log and the member crashed).
+  raft::HardState hard_state = raft->hard_state();
+  hard_state.commit = meta.index;
   if (options.metrics) options.metrics->snapshot_apply_in_progress.Set(1);
   // Everything built on the old database goes: watches end with a reason
   // (clients re-create them from their last revision + 1).

@@ -273,6 +273,8 @@ void Member::Impl::ServeConfirmedReads(Answers* answers) {
     // by the new leader): a lease request goes to the leader after all.
     if (LeaderOnly(request->payload) && !leader) {
       Forward(std::move(request), answers);
+    } else if (LeaderOnly(request->payload) && !leases_taken_over) {
+      reads.Add(std::move(request));  // asked again once the leases are this leader's
     } else {
       HandleLocal(std::move(request), answers);
     }

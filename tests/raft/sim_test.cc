@@ -269,9 +269,10 @@ void ExpectSeedsPass(std::initializer_list<uint64_t> seeds) {
 // number: that request gets the old entry's answer (a lease grant answered
 // with a put's response, seed 20) and a put is acknowledged that was never
 // applied (seed 1206: the acknowledged write is missing at its revision).
-// Fix: a proposal remembers its term; an entry answers it only if its term
-// matches (the restarted member leads in a later term than it proposed in).
-TEST(RaftSimulation, DISABLED_ARestartedLeaderAnswersRequestsWithItsEarlierIncarnationsEntries) {
+// Fixed: a proposal remembers its term; an entry answers it only if its
+// term matches (the restarted member leads in a later term than it proposed
+// in).
+TEST(RaftSimulation, ARestartedLeaderAnswersRequestsWithItsEarlierIncarnationsEntries) {
   ExpectSeedsPass({20, 102, 1206, 2026, 2530, 3404});
 }
 
@@ -279,19 +280,20 @@ TEST(RaftSimulation, DISABLED_ARestartedLeaderAnswersRequestsWithItsEarlierIncar
 // appends right behind it installs the database with Raft's commit index,
 // which points past the snapshot at entries that were never stored; the new
 // Raft refuses to start ("commit index beyond the last stored entry") and
-// the member dereferences the Raft it no longer has (SIGSEGV). Fix: keep
-// term and vote, and set the commit index to the snapshot's.
-TEST(RaftSimulation, DISABLED_AnAppendRightBehindAShippedSnapshotCrashesTheMember) {
+// the member dereferences the Raft it no longer has (SIGSEGV). Fixed: term
+// and vote are kept, the commit index is the snapshot's.
+TEST(RaftSimulation, AnAppendRightBehindAShippedSnapshotCrashesTheMember) {
   ExpectSeedsPass({505, 2013, 5308});
 }
 
 // A new leader renews leases before it applied the entries of earlier
 // terms; an expiry of the lease its predecessor proposed, applied just
 // after, revokes the lease it just told the holder was good for a TTL
-// (seed 568: revoked 30 ms after a keepalive answered with ttl 1 s). Fix:
-// hold keepalives until this term's first entry is applied (etcd's
-// LeaseRenew waits for the applied index likewise).
-TEST(RaftSimulation, DISABLED_ANewLeaderRenewsALeaseItsPredecessorsExpiryThenRevokes) {
+// (seed 568: revoked 30 ms after a keepalive answered with ttl 1 s).
+// Fixed: a leader answers keepalives after a read index round (which a new
+// leader answers only once this term's first entry is committed) and once
+// it took the leases over (below).
+TEST(RaftSimulation, ANewLeaderRenewsALeaseItsPredecessorsExpiryThenRevokes) {
   ExpectSeedsPass({568, 615});
 }
 
@@ -299,9 +301,9 @@ TEST(RaftSimulation, DISABLED_ANewLeaderRenewsALeaseItsPredecessorsExpiryThenRev
 // leader, before it applied the earlier terms' checkpoints still in its log:
 // a checkpoint applied afterwards changes only the replicated deadline, and
 // the lease expires by the stale one (seed 161: expired 1 s after a
-// keepalive with TTL 2 s). Fix: promote once this term's first entry is
-// applied, counting the time waited into the grace.
-TEST(RaftSimulation, DISABLED_ANewLeaderTakesOverLeasesBeforeApplyingEarlierCheckpoints) {
+// keepalive with TTL 2 s). Fixed: leases are taken over once this term's
+// first entry is applied, the time waited counted into the grace.
+TEST(RaftSimulation, ANewLeaderTakesOverLeasesBeforeApplyingEarlierCheckpoints) {
   ExpectSeedsPass({161, 734});
 }
 
@@ -312,6 +314,9 @@ TEST(RaftSimulation, DISABLED_ANewLeaderTakesOverLeasesBeforeApplyingEarlierChec
 // (seed 472: expired 200 ms after a keepalive with TTL 2 s, across a move
 // of the leader). Fix: answer such a keepalive once its checkpoint is
 // applied (at most one in half a TTL per lease goes through the log).
+// NOT fixed: these seeds pass since the keepalive confirmation changed the
+// timing, but the race is still there by design; kept disabled until the
+// fix above is built.
 TEST(RaftSimulation, DISABLED_ARenewalAnsweredBeforeItsCheckpointIsLostWithTheLeader) {
   ExpectSeedsPass({472, 586});
 }
