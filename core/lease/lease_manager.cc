@@ -46,6 +46,7 @@ void LeaseManager::SetCheckpoint(int64_t id, int64_t remaining_ms) {
   Lease* lease = Find(id);
   if (lease == nullptr) return;
   lease->remaining_ms = remaining_ms;
+  lease->checkpoint_due = false;
   SetReplicatedDeadline(*lease);
 }
 
@@ -70,6 +71,7 @@ void LeaseManager::Promote(int64_t extend_ms) {
     lease.earned_deadline_ms = lease.replicated_deadline_ms;
     lease.deadline_ms = lease.earned_deadline_ms + extend_ms;
     lease.expiring = false;
+    lease.checkpoint_due = true;
     by_deadline_.insert({lease.deadline_ms, id});
   }
 }
@@ -126,7 +128,8 @@ std::vector<LeaseManager::Checkpoint> LeaseManager::Checkpoints(bool scan_all) {
   for (int64_t id : renewed_) {
     const Lease& lease = leases_.at(id);
     if (lease.expiring) continue;
-    if (lease.earned_deadline_ms - lease.replicated_deadline_ms > lease.ttl_s * 1000 / 2) {
+    if (lease.checkpoint_due ||
+        lease.earned_deadline_ms - lease.replicated_deadline_ms > lease.ttl_s * 1000 / 2) {
       out.push_back({id, std::max<int64_t>(1, lease.earned_deadline_ms - now)});
     }
   }

@@ -44,6 +44,12 @@ struct Lease {
   int64_t earned_deadline_ms = 0;
   int64_t deadline_ms = 0;
   bool expiring = false;  // leader only: offered by Expired(), revoke pending
+  // Leader only: checkpoint at the next renewal whatever the lag. Set on
+  // promotion: this member's replicated deadline may be later than the
+  // others' (it counts from its own apply, or from a reopen of its
+  // database: a restart, a snapshot installed), so the lag it measures may
+  // be less than what the next leader will see.
+  bool checkpoint_due = false;
   std::set<std::string> keys;
 };
 

@@ -674,6 +674,7 @@ Result<WriteResponse> Model::Apply(const WriteRequest& request, uint64_t index) 
             if (it == leases_.end()) continue;
             ModelLease& lease = it->second;
             lease.remaining_ms = cp.remaining_ms;
+            lease.checkpoint_due = false;
             lease.replicated_deadline_ms =
                 clock_->MonotonicMs() +
                 (cp.remaining_ms > 0 ? cp.remaining_ms : lease.ttl_s * 1000);
@@ -706,6 +707,7 @@ void Model::Reopen() {
     lease.replicated_deadline_ms = lease.deadline_ms;
     lease.renewed = false;
     lease.expiring = false;
+    lease.checkpoint_due = true;
   }
 }
 
@@ -789,7 +791,8 @@ std::vector<LeaseCheckpointRequest::Checkpoint> Model::Checkpoints(bool scan_all
     if (lease.expiring) continue;
     const int64_t ttl_ms = lease.ttl_s * 1000;
     const int64_t remaining = std::max<int64_t>(1, lease.deadline_ms - now);
-    if (renewed && lease.deadline_ms - lease.replicated_deadline_ms > ttl_ms / 2) {
+    if (renewed &&
+        (lease.checkpoint_due || lease.deadline_ms - lease.replicated_deadline_ms > ttl_ms / 2)) {
       out.push_back({id, remaining});
       continue;
     }

@@ -56,6 +56,9 @@ struct ModelLease {
   int64_t replicated_deadline_ms = 0;
   bool renewed = false;   // kept alive since the last Checkpoints()
   bool expiring = false;  // offered by ExpiredLeases, revoke not applied
+  // Checkpointed at its next renewal whatever the lag (since a reopen,
+  // which promotes: lease_manager.h).
+  bool checkpoint_due = false;
 };
 
 // Engine settings the model must know.
