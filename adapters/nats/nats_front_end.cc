@@ -7,6 +7,7 @@
 #include "adapters/nats/raft_transport.h"
 #include "adapters/nats/reply.h"
 #include "adapters/nats/subject.h"
+#include "adapters/nats/subscription_drain.h"
 #include "adapters/nats/wire.h"
 
 namespace natcd::nats {
@@ -279,19 +280,9 @@ void NatsFrontEnd::StopReceiving(bool connected, int64_t deadline_ms) {
   }
   // What already arrived is handed to the member, which answers it.
   // (Without a connection nothing can drain: just unsubscribe.)
-  for (auto& subscription : subscriptions_) {
-    if (connected) {
-      (void)natsSubscription_Drain(subscription->sub);
-    } else {
-      (void)natsSubscription_Unsubscribe(subscription->sub);
-    }
-  }
-  for (auto& subscription : subscriptions_) {
-    if (!connected) break;
-    const int64_t left_ms = deadline_ms - clock_->MonotonicMs();
-    if (left_ms <= 0) break;
-    (void)natsSubscription_WaitForDrainCompletion(subscription->sub, left_ms);
-  }
+  std::vector<natsSubscription*> subs;
+  for (auto& subscription : subscriptions_) subs.push_back(subscription->sub);
+  DrainSubscriptions(subs, connected, deadline_ms, clock_);
   accepting_ = false;
 }
 

@@ -6,6 +6,7 @@
 
 #include "adapters/nats/nats_responder.h"
 #include "adapters/nats/raft_transport.h"
+#include "adapters/nats/subscription_drain.h"
 #include "server/raft_message_codec.h"
 
 namespace natcd::nats {
@@ -67,19 +68,9 @@ Status NatsPeerTransport::Subscribe(server::Member* member) {
 }
 
 void NatsPeerTransport::Unsubscribe(bool connected, int64_t deadline_ms) {
-  for (auto& subscription : subscriptions_) {
-    if (connected) {
-      (void)natsSubscription_Drain(subscription->sub);
-    } else {
-      (void)natsSubscription_Unsubscribe(subscription->sub);
-    }
-  }
-  for (auto& subscription : subscriptions_) {
-    if (!connected) break;
-    const int64_t left_ms = deadline_ms - clock_->MonotonicMs();
-    if (left_ms <= 0) break;
-    (void)natsSubscription_WaitForDrainCompletion(subscription->sub, left_ms);
-  }
+  std::vector<natsSubscription*> subs;
+  for (auto& subscription : subscriptions_) subs.push_back(subscription->sub);
+  DrainSubscriptions(subs, connected, deadline_ms, clock_);
 }
 
 void NatsPeerTransport::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {

@@ -16,9 +16,7 @@ Status ErrSnapshotOutOfDate() {
   return Status(Status::Code::kInvalidArgument, "ErrSnapOutOfDate",
                 "raft: requested index is older than the existing snapshot");
 }
-bool IsLogCompacted(const Status& status) {
-  return status.code() == Status::Code::kLogCompacted;
-}
+bool IsLogCompacted(const Status& status) { return status.code() == Status::Code::kLogCompacted; }
 
 void LimitSize(std::vector<Entry>* entries, uint64_t max_bytes) {
   if (entries->empty()) return;

@@ -28,8 +28,8 @@ TEST_F(NatcdctlTest, EndpointHealthLikeEtcdctl) {
   CtlResult table = Ctl({"endpoint", "health", "-w", "table"});
   // The columns are as wide as their widest cell (TOOK's depends on the
   // time the request took): the header's cells, centered.
-  EXPECT_TRUE(std::regex_search(
-      table.out, std::regex("\\| +ENDPOINT +\\| HEALTH \\| +TOOK +\\| ERROR \\|\n")))
+  EXPECT_TRUE(std::regex_search(table.out,
+                                std::regex("\\| +ENDPOINT +\\| HEALTH \\| +TOOK +\\| ERROR \\|\n")))
       << table.out;
   EXPECT_TRUE(std::regex_search(table.out, std::regex("\\| +true \\| +" + kGoDuration + " \\|")))
       << table.out;

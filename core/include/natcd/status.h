@@ -37,7 +37,7 @@ class [[nodiscard]] Status {
     kCorruption = 13,      // on-disk data is not what natcd wrote
     kInternal = 14,        // a bug: should not happen
     kTimeout = 15,
-    kLogCompacted = 16,     // Raft: the entries asked for were compacted away
+    kLogCompacted = 16,      // Raft: the entries asked for were compacted away
     kLeaseTTLTooLarge = 17,  // ErrLeaseTTLTooLarge (etcd: OutOfRange, not a request too large)
   };
 
