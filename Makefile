@@ -54,7 +54,7 @@ DEPFLAGS = -MMD -MP
 DEB_PACKAGES := g++ make pkg-config clang-format clang sqlite3 libsqlite3-dev \
   libgtest-dev libbenchmark-dev libcmocka-dev \
   nats-server libnats-dev libprotobuf-c-dev protobuf-c-compiler \
-  libcli11-dev libspdlog-dev libjemalloc-dev libmicrohttpd-dev
+  libcli11-dev libspdlog-dev libjemalloc-dev libmicrohttpd-dev libgrpc++-dev etcd-client
 
 CORE_SRCS := $(shell find core -name '*.cc' | sort)
 CORE_OBJS := $(CORE_SRCS:%.cc=$(BUILD)/obj/%.o)
@@ -138,6 +138,7 @@ CHECK_TARGETS := check-core
 # Binaries more than one fragment needs, known before any fragment is read
 # (make expands prerequisites as it reads them).
 NATCD_BIN := $(BUILD)/bin/natcd
+NATCDCTL_BIN := $(BUILD)/bin/natcdctl
 include $(sort $(wildcard mk/*.mk))
 all: $(ALL_TARGETS)
 

@@ -19,18 +19,20 @@ NATCD_SRCS := $(sort $(wildcard plugin/natcd/*.cc)) plugin/common/nats_auth.cc p
 NATCD_OBJS := $(NATCD_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATCD_BIN := $(BUILD)/bin/natcd
 
-SERVER_LIBS := $(NODE_LIB) $(NATS_LIB) $(CORE_LIB)
+SERVER_LIBS := $(GRPC_LIB) $(NODE_LIB) $(NATS_LIB) $(CORE_LIB)
 # jemalloc (README.md "Dependencies and why"): glibc's malloc was a quarter of
 # natcd's CPU under load, its arenas contending between the threads that
 # allocate (NATS callbacks, the engine) and nats.c's thread that frees every
 # message. Not under the sanitizers, which bring their own allocator.
 SERVER_MALLOC := $(if $(SANITIZE),,-ljemalloc)
 # libmicrohttpd: the metrics and health listener (README.md "Dependencies and why").
-SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lmicrohttpd -lprotobuf-c -lnats -lsqlite3 -lpthread
+SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lmicrohttpd $(GRPCXX_LIBS) -lprotobuf-c -lnats -lsqlite3 \
+  -lpthread
 
 ALL_TARGETS += $(NATCD_BIN)
 
 $(NODE_OBJS) $(NATCD_OBJS): | $(NATS_PB_H)
+$(NATCD_OBJS): | $(GRPC_PB_H)
 
 # The adapter unit tests (mk/adapters.mk) also test code of the node library.
 $(ADAPTER_TESTS): $(NODE_LIB) $(CORE_LIB)

@@ -48,6 +48,7 @@ struct Node::Parts {
   std::unique_ptr<NatsEventSink> events;
   std::unique_ptr<NatsPeerTransport> transport;
   std::unique_ptr<NatsFrontEnd> front_end;
+  std::vector<std::unique_ptr<AdditionalFrontEnd>> additional;
   bool stopped = false;
 };
 
@@ -110,6 +111,21 @@ Result<std::unique_ptr<Node>> Node::Start(natsConnection* nc, const NodeOptions&
   parts->member->SetPeerTransport(parts->transport.get());
   parts->member->SetEventSink(parts->events.get());
   parts->member->AddFrontEnd(parts->front_end.get());
+  for (const FrontEndFactory& factory : options.front_ends) {
+    Result<std::unique_ptr<AdditionalFrontEnd>> built =
+        factory(parts->member.get(), header.cluster_id, header.member_id);
+    if (!built.ok()) {
+      // Nothing runs yet: stop what was built, then the member.
+      for (auto& front_end : parts->additional) {
+        front_end->StopReceiving(options.engine.clock->MonotonicMs());
+      }
+      parts->additional.clear();
+      parts->member->Stop();
+      return built.status();
+    }
+    parts->member->AddFrontEnd((*built)->front_end());
+    parts->additional.push_back(std::move(built).value());
+  }
   parts->member->Start();
 
   std::unique_ptr<Node> node(new Node(std::move(parts)));
@@ -143,6 +159,7 @@ void Node::Stop() {
   // received are handed to the member, which answers them.
   const bool connected = natsConnection_Status(p.nc) == NATS_CONN_STATUS_CONNECTED;
   const int64_t deadline = p.options.engine.clock->MonotonicMs() + kDrainTimeoutMs;
+  for (auto& front_end : p.additional) front_end->StopReceiving(deadline);
   p.front_end->StopReceiving(connected, deadline);
   p.transport->Unsubscribe(connected, deadline);
   p.events->Unsubscribe();

@@ -11,6 +11,7 @@
 #include <nats/nats.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +21,28 @@
 #include "natcd/clock.h"
 #include "natcd/engine.h"
 #include "natcd/status.h"
+#include "server/front_end.h"
+#include "server/member.h"
 
 namespace natcd::nats {
+
+// A front end besides the NATS one (etcd's gRPC API, adapters/grpc/): built
+// on the member before it starts, its intake stopped before the member
+// stops.
+class AdditionalFrontEnd {
+ public:
+  virtual ~AdditionalFrontEnd() = default;
+  // The member's hooks for it.
+  virtual server::FrontEnd* front_end() = 0;
+  // Stop taking requests; those received are answered by the member (until
+  // the deadline, on the member's clock).
+  virtual void StopReceiving(int64_t deadline_ms) = 0;
+};
+
+// Builds one on the member (not yet started), with the IDs every response
+// header carries.
+using FrontEndFactory = std::function<Result<std::unique_ptr<AdditionalFrontEnd>>(
+    server::Member* member, uint64_t cluster_id, uint64_t member_id)>;
 
 struct NodeOptions {
   std::string prefix = "natcd";  // P in P.kv.range...
@@ -79,6 +100,8 @@ struct NodeOptions {
   uint64_t snapshot_catchup_entries = 5'000;
   // etcd's metrics and natcd's own are recorded here; null: nowhere.
   metrics::MemberMetrics* metrics = nullptr;
+  // Front ends besides the NATS one, in the order they are built.
+  std::vector<FrontEndFactory> front_ends;
 };
 
 class Node {

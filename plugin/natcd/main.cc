@@ -33,6 +33,7 @@
 #include "plugin/common/nats_servers.h"
 #include "plugin/natcd/daemon_health.h"
 #include "plugin/natcd/embedded_nats.h"
+#include "plugin/natcd/etcd_api_listener.h"
 #include "plugin/natcd/listen_urls.h"
 #include "plugin/natcd/metrics_server.h"
 #include "server/member_identity.h"
@@ -75,6 +76,13 @@ struct Settings {
   int64_t auto_compaction_retention = 0;
   std::string log_level = "info";
   std::string listen_metrics_urls;
+  // etcd's gRPC API (adapters/grpc/).
+  std::string listen_client_urls;
+  std::string advertise_client_urls;
+  std::string cert_file;
+  std::string key_file;
+  std::string trusted_ca_file;
+  bool client_cert_auth = false;
 };
 
 // The embedded default's metrics listener: etcd's usual metrics port in
@@ -272,6 +280,18 @@ int main(int argc, char** argv) {
       "http://host:port URLs, comma-separated, to serve /metrics, /health, /readyz and /livez "
       "on (port 0: a free one); empty: none, but the embedded default serves them on "
       "127.0.0.1:2381 (or a free port)");
+  add("--listen-client-urls", s.listen_client_urls, "NATCD_LISTEN_CLIENT_URLS",
+      "http(s)://host:port URLs, comma-separated, to serve etcd's gRPC API on (port 0: a free "
+      "one); empty: none, but the embedded default serves it on 127.0.0.1:2379 (or a free port)");
+  add("--advertise-client-urls", s.advertise_client_urls, "NATCD_ADVERTISE_CLIENT_URLS",
+      "this member's client URLs as MemberList reports them; empty: the listening URLs");
+  add("--cert-file", s.cert_file, "NATCD_CERT_FILE", "TLS certificate for https:// client URLs");
+  add("--key-file", s.key_file, "NATCD_KEY_FILE", "TLS key for https:// client URLs");
+  add("--trusted-ca-file", s.trusted_ca_file, "NATCD_TRUSTED_CA_FILE",
+      "CA certificates that client certificates are checked against");
+  app.add_flag("--client-cert-auth", s.client_cert_auth,
+               "https:// client URLs require a client certificate signed by --trusted-ca-file")
+      ->envname("NATCD_CLIENT_CERT_AUTH");
   bool config_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -402,6 +422,23 @@ int main(int argc, char** argv) {
   options.leader_request_weight = static_cast<int>(s.leader_request_weight);
   options.snapshot_catchup_entries = static_cast<uint64_t>(s.snapshot_count / 2);
   options.metrics = &member_metrics;
+  // etcd's gRPC API: where configured, and on the embedded default.
+  std::vector<std::string> client_urls;
+  if (!s.listen_client_urls.empty() || embedded_default) {
+    natcd::EtcdApiSettings api;
+    api.server.listen_urls = natcd::SplitUrls(s.listen_client_urls);
+    api.server.advertise_urls = natcd::SplitUrls(s.advertise_client_urls);
+    api.server.cert_file = s.cert_file;
+    api.server.key_file = s.key_file;
+    api.server.trusted_ca_file = s.trusted_ca_file;
+    api.server.client_cert_auth = s.client_cert_auth;
+    api.server.request_bytes_max = static_cast<size_t>(s.max_request_bytes);
+    api.server.prefix = s.prefix;
+    api.server.cluster_name = s.cluster_name;
+    api.embedded_default = embedded_default;
+    api.clock = &clock;
+    options.front_ends.push_back(natcd::EtcdApiFrontEnd(std::move(api), &client_urls));
+  }
   auto node = natcd::nats::Node::Start(nc, options, events_nc);
   if (!node.ok()) {
     spdlog::error("start: {}", node.status().ToString());
@@ -433,6 +470,10 @@ int main(int argc, char** argv) {
     for (const std::string& url : metrics_server->urls()) {
       printf("natcd metrics on %s/metrics (health: /health /readyz /livez)\n", url.c_str());
     }
+  }
+  for (const std::string& url : client_urls) {
+    printf("natcd etcd API on %s (etcdctl --endpoints %s)\n", url.c_str(),
+           url.substr(url.find("://") + 3).c_str());
   }
   // Tests and scripts wait for this line.
   printf("natcd %s serving %s.> on %s (data: %s)\n", s.name.c_str(), s.prefix.c_str(),

@@ -4,98 +4,23 @@
 #pragma once
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <regex>
-#include <sstream>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
+#include "support/child_process.h"
 #include "support/natcd_process.h"
 #include "support/nats_server.h"
 #include "testutil.h"
 
 namespace natcd::testing {
 
-using Env = std::vector<std::pair<std::string, std::string>>;
-
-struct CtlResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A natcdctl running in the background (watch, lock, elect, keep-alive).
-class CtlProcess {
- public:
-  CtlProcess(pid_t pid, std::string out, int stdin_fd = -1)
-      : pid_(pid), out_(std::move(out)), stdin_(stdin_fd) {}
-  ~CtlProcess() {
-    Stop();
-    CloseStdin();
-  }
-  // With StartInteractive: writes to its stdin, and closes it (EOF).
-  bool Send(const std::string& text) {
-    return stdin_ >= 0 && write(stdin_, text.data(), text.size()) == ssize_t(text.size());
-  }
-  void CloseStdin() {
-    if (stdin_ >= 0) close(stdin_);
-    stdin_ = -1;
-  }
-  // Waits (bounded) for it to end by itself; its exit code, or -1 if it did not.
-  int Wait(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return -1;
-  }
-  std::string Output() const { return ReadFile(out_); }
-  // Waits until the output holds `text`; false after `timeout`.
-  bool WaitFor(const std::string& text,
-               std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Output().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
-  // SIGTERM (etcdctl's commands end on it cleanly); returns the exit code.
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  pid_t pid_;
-  std::string out_;
-  int stdin_;
-};
+using CtlResult = CommandResult;
+using CtlProcess = BackgroundProcess;
 
 class NatcdctlTest : public ::testing::Test {
  public:
@@ -142,24 +67,7 @@ class NatcdctlTest : public ::testing::Test {
       argv.push_back(Url());
     }
     argv.insert(argv.end(), args.begin(), args.end());
-    pid_t pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-      int in = stdin_fd >= 0 ? stdin_fd : open(in_path.c_str(), O_RDONLY);
-      int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      // One file for both: one open file description, so neither overwrites the other.
-      int e = err == out ? dup(o) : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(in, STDIN_FILENO);
-      dup2(o, STDOUT_FILENO);
-      dup2(e, STDERR_FILENO);
-      std::vector<char*> a;
-      for (auto& s : argv) a.push_back(s.data());
-      a.push_back(nullptr);
-      execv(bin.c_str(), a.data());
-      _exit(127);
-    }
-    return pid;
+    return SpawnProcess(argv, in_path, out, err, env, stdin_fd);
   }
 
   // Runs natcdctl to completion (killed after 15 s).
@@ -170,17 +78,7 @@ class NatcdctlTest : public ::testing::Test {
     std::string err = dir_->File("err-" + std::to_string(n));
     pid_t pid = Spawn(args, input, out, err, env, no_url);
     CtlResult r;
-    int status = 0;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.code = WaitProcess(pid, std::chrono::seconds(15));
     r.out = ReadFile(out);
     r.err = ReadFile(err);
     return r;

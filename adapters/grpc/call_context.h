@@ -1,0 +1,27 @@
+// What every call of the gRPC front end needs: the member it hands requests
+// to, the clock their deadlines run on, and what responses carry.
+//
+// Thread safety: fixed before the server starts, then read only.
+#pragma once
+
+#include <cstddef>
+
+#include "adapters/grpc/etcd_codec.h"
+#include "natcd/clock.h"
+#include "server/member.h"
+
+namespace natcd::etcd_api {
+
+class WatchRegistry;
+
+struct CallContext {
+  server::Member* member = nullptr;
+  Clock* clock = nullptr;
+  ResponseInfo response;
+  // etcd's --max-request-bytes: a larger request is refused.
+  size_t request_bytes_max = 1'572'864;
+  // The watches of every Watch stream (member thread).
+  WatchRegistry* watches = nullptr;
+};
+
+}  // namespace natcd::etcd_api

@@ -1,0 +1,56 @@
+#include "adapters/grpc/etcd_methods.h"
+
+#include "adapters/grpc/etcd_rpc.pb-c.h"
+#include "adapters/nats/natcd.pb-c.h"
+
+namespace natcd::etcd_api {
+namespace {
+
+constexpr Shape U = Shape::kUnary;
+constexpr Shape B = Shape::kBidiStream;
+
+const MethodInfo kMethods[] = {
+    {"/etcdserverpb.KV/Range", Method::kRange, U, &natcd__v1__range_request__descriptor},
+    {"/etcdserverpb.KV/Put", Method::kPut, U, &natcd__v1__put_request__descriptor},
+    {"/etcdserverpb.KV/DeleteRange", Method::kDeleteRange, U,
+     &natcd__v1__delete_range_request__descriptor},
+    {"/etcdserverpb.KV/Txn", Method::kTxn, U, &natcd__v1__txn_request__descriptor},
+    {"/etcdserverpb.KV/Compact", Method::kCompact, U, &natcd__v1__compaction_request__descriptor},
+    {"/etcdserverpb.Watch/Watch", Method::kWatch, B, &natcd__grpc__watch_request__descriptor},
+    {"/etcdserverpb.Lease/LeaseGrant", Method::kLeaseGrant, U,
+     &natcd__v1__lease_grant_request__descriptor},
+    {"/etcdserverpb.Lease/LeaseRevoke", Method::kLeaseRevoke, U,
+     &natcd__v1__lease_revoke_request__descriptor},
+    {"/etcdserverpb.Lease/LeaseKeepAlive", Method::kLeaseKeepAlive, B,
+     &natcd__v1__lease_keep_alive_request__descriptor},
+    {"/etcdserverpb.Lease/LeaseTimeToLive", Method::kLeaseTimeToLive, U,
+     &natcd__v1__lease_time_to_live_request__descriptor},
+    {"/etcdserverpb.Lease/LeaseLeases", Method::kLeaseLeases, U,
+     &natcd__v1__lease_leases_request__descriptor},
+    {"/etcdserverpb.Cluster/MemberAdd", Method::kMemberAdd, U,
+     &natcd__v1__member_add_request__descriptor},
+    {"/etcdserverpb.Cluster/MemberRemove", Method::kMemberRemove, U,
+     &natcd__v1__member_remove_request__descriptor},
+    {"/etcdserverpb.Cluster/MemberList", Method::kMemberList, U,
+     &natcd__v1__member_list_request__descriptor},
+    {"/etcdserverpb.Cluster/MemberPromote", Method::kMemberPromote, U,
+     &natcd__v1__member_promote_request__descriptor},
+    {"/etcdserverpb.Maintenance/Alarm", Method::kAlarm, U, &natcd__grpc__alarm_request__descriptor},
+    {"/etcdserverpb.Maintenance/Status", Method::kStatus, U,
+     &natcd__v1__status_request__descriptor},
+    {"/etcdserverpb.Maintenance/MoveLeader", Method::kMoveLeader, U,
+     &natcd__v1__move_leader_request__descriptor},
+    {"/grpc.health.v1.Health/Check", Method::kHealthCheck, U,
+     &natcd__grpc__health_check_request__descriptor},
+};
+
+}  // namespace
+
+const MethodInfo* FindMethod(std::string_view path) {
+  for (const MethodInfo& m : kMethods) {
+    if (m.path == path) return &m;
+  }
+  return nullptr;
+}
+
+}  // namespace natcd::etcd_api

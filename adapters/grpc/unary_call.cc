@@ -1,0 +1,105 @@
+#include "adapters/grpc/unary_call.h"
+
+#include "adapters/grpc/call_responder.h"
+#include "adapters/grpc/etcd_error.h"
+#include "adapters/grpc/etcd_rpc.pb-c.h"
+#include "adapters/grpc/message_decoder.h"
+
+namespace natcd::etcd_api {
+namespace {
+
+std::string AlarmResponse(const server::Response& response, const ResponseInfo& info,
+                          uint64_t raft_term) {
+  nats::HeaderInfo header = info.header;
+  header.raft_term = raft_term;
+  nats::ProtoArena arena;
+  Natcd__Grpc__AlarmResponse out;
+  natcd__grpc__alarm_response__init(&out);
+  out.header = nats::ToProto(std::get<server::StatusResponse>(response).header, header, &arena);
+  return Pack(out.base);
+}
+
+std::string HealthResponse(const server::Response& response) {
+  Natcd__Grpc__HealthCheckResponse out;
+  natcd__grpc__health_check_response__init(&out);
+  out.status = std::get<server::StatusResponse>(response).leader != 0
+                   ? NATCD__GRPC__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+                   : NATCD__GRPC__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+  return Pack(out.base);
+}
+
+}  // namespace
+
+grpc::ServerGenericBidiReactor* UnaryCall::Start(grpc::GenericCallbackServerContext* context,
+                                                 const MethodInfo* method,
+                                                 const CallContext* calls) {
+  std::shared_ptr<UnaryCall> call(new UnaryCall(context, method, calls));
+  call->Begin();
+  return call.get();
+}
+
+bool UnaryCall::OnMessage(std::string bytes) {
+  received_ = true;
+  if (bytes.size() > calls_->request_bytes_max) {
+    End(ToGrpcStatus(Status::TooLarge("ErrRequestTooLarge", "etcdserver: request is too large")));
+    return false;
+  }
+  grpc::Status error;
+  Message message = DecodeMessage(method_->request, bytes, &error);
+  if (message == nullptr) {
+    End(error);
+    return false;
+  }
+  const ResponseInfo* info = &calls_->response;
+  ResponseEncoder encode = [info](const server::Response& r, uint64_t term) {
+    return EncodeResponse(r, *info, term);
+  };
+  server::RequestPayload payload;
+  switch (method_->method) {
+    case Method::kAlarm: {
+      auto* in = reinterpret_cast<const Natcd__Grpc__AlarmRequest*>(message.get());
+      if (in->action == NATCD__GRPC__ALARM_REQUEST__ALARM_ACTION__ACTIVATE) {
+        End(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                         "natcd raises alarms itself; activating one is not supported"));
+        return false;
+      }
+      // GET, and DEACTIVATE of alarms that are not raised: none.
+      payload = server::StatusRequest{};
+      encode = [info](const server::Response& r, uint64_t term) {
+        return AlarmResponse(r, *info, term);
+      };
+      break;
+    }
+    case Method::kHealthCheck: {
+      auto* in = reinterpret_cast<const Natcd__Grpc__HealthCheckRequest*>(message.get());
+      if (in->service != nullptr && in->service[0] != '\0') {
+        End(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service"));
+        return false;
+      }
+      payload = server::StatusRequest{};
+      encode = [](const server::Response& r, uint64_t) { return HealthResponse(r); };
+      break;
+    }
+    default: {
+      Result<server::RequestPayload> decoded = DecodeRequest(method_->method, *message);
+      if (!decoded.ok()) {
+        End(ToGrpcStatus(decoded.status()));
+        return false;
+      }
+      payload = std::move(decoded).value();
+    }
+  }
+  auto request = std::make_unique<server::Request>();
+  request->payload = std::move(payload);
+  request->received_ms = calls_->clock->MonotonicMs();
+  request->responder =
+      std::make_unique<CallResponder>(shared_from_this(), std::move(encode), /*last=*/true);
+  calls_->member->Submit(std::move(request));
+  return false;  // the one message
+}
+
+void UnaryCall::OnReadsEnded() {
+  if (!received_) End(grpc::Status(grpc::StatusCode::INTERNAL, "no request message"));
+}
+
+}  // namespace natcd::etcd_api

@@ -1,0 +1,251 @@
+#include "adapters/grpc/watch_registry.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "adapters/nats/convert.h"
+
+namespace natcd::etcd_api {
+namespace {
+
+// Events taken from the hub per response (whole revisions, so one large
+// revision may exceed it).
+constexpr size_t kResponseEventsMax = 1'000;
+// A progress response not tied to one watch (etcd 3.5's clientv3.InvalidWatchID).
+constexpr int64_t kBroadcastWatchId = -1;
+
+}  // namespace
+
+WatchRegistry::WatchRegistry(const CallContext* calls, size_t stream_bytes_max)
+    : calls_(calls), stream_bytes_max_(stream_bytes_max) {}
+
+WatchRegistry::~WatchRegistry() = default;
+
+nats::HeaderInfo WatchRegistry::Header() const {
+  nats::HeaderInfo header = calls_->response.header;
+  header.raft_term = calls_->member->raft_term();
+  return header;
+}
+
+void WatchRegistry::SendControl(Stream& stream, int64_t watch_id, int64_t revision, bool created,
+                                bool canceled, const char* reason, int64_t compact_revision) {
+  nats::ProtoArena arena;
+  Natcd__V1__WatchResponse out;
+  natcd__v1__watch_response__init(&out);
+  ResponseHeader header;
+  header.revision = revision;
+  out.header = nats::ToProto(header, Header(), &arena);
+  out.watch_id = watch_id;
+  out.created = created;
+  out.canceled = canceled;
+  if (reason != nullptr && reason[0] != '\0') out.cancel_reason = const_cast<char*>(reason);
+  out.compact_revision = compact_revision;
+  stream.call->Send(Pack(out.base));
+}
+
+void WatchRegistry::Create(std::shared_ptr<StreamCall> call,
+                           const Natcd__V1__WatchCreateRequest& request) {
+  on_member_thread_.AssertHeld();
+  StreamCall* key = call.get();
+  if (call->ended()) return;
+  Stream& stream = streams_[key];
+  if (stream.call == nullptr) stream.call = std::move(call);
+  if (engine_ == nullptr) {
+    SendControl(stream, -1, 0, true, true, "etcdserver: server stopped", 0);
+    return;
+  }
+  const int64_t revision = engine_->CurrentRevision();
+  WatchOptions options;
+  Status s = nats::FromProto(request, &options);
+  // etcd: an empty key is the smallest key, "\0".
+  if (options.key.empty()) options.key = std::string(1, '\0');
+  int64_t id = request.watch_id;
+  if (s.ok() && id != 0 && stream.watches.count(id) != 0) {
+    s = Status::InvalidArgument("ErrWatcherDuplicateID",
+                                "mvcc: duplicate watch ID provided on the WatchStream");
+  }
+  if (s.ok() && id < 0) s = Status::InvalidArgument("ErrInvalidWatchID", "mvcc: invalid watch ID");
+  Result<WatchId> created = s.ok() ? engine_->watches().Create(options) : Result<WatchId>(s);
+  if (!created.ok()) {
+    const std::string reason(created.status().message());
+    SendControl(stream, -1, revision, true, true, reason.c_str(), 0);
+    return;
+  }
+  if (id == 0) {
+    while (stream.watches.count(stream.next_id) != 0) stream.next_id++;
+    id = stream.next_id++;
+  }
+  stream.watches[id] = *created;
+  watches_[*created] = Watch{&stream, id, static_cast<bool>(request.fragment)};
+  SendControl(stream, id, revision, true, false, nullptr, 0);
+}
+
+void WatchRegistry::Cancel(StreamCall* call, int64_t watch_id) {
+  on_member_thread_.AssertHeld();
+  auto it = streams_.find(call);
+  if (it == streams_.end() || engine_ == nullptr) return;
+  Stream& stream = it->second;
+  auto watch = stream.watches.find(watch_id);
+  if (watch == stream.watches.end()) return;  // etcd answers nothing either
+  (void)engine_->watches().Cancel(watch->second);
+  Forget(watch->second);
+  SendControl(stream, watch_id, engine_->revision(), false, true, nullptr, 0);
+}
+
+void WatchRegistry::RequestProgress(StreamCall* call) {
+  on_member_thread_.AssertHeld();
+  if (engine_ == nullptr || call->ended()) return;
+  auto it = streams_.find(call);
+  if (it == streams_.end() || it->second.watches.empty()) {
+    // No watch to wait for: the revision now is every watch's bookmark.
+    nats::ProtoArena arena;
+    Natcd__V1__WatchResponse out;
+    natcd__v1__watch_response__init(&out);
+    ResponseHeader header;
+    header.revision = engine_->revision();
+    out.header = nats::ToProto(header, Header(), &arena);
+    out.watch_id = kBroadcastWatchId;
+    call->Send(Pack(out.base));
+    return;
+  }
+  Stream& stream = it->second;
+  if (stream.progress_requested) return;  // one answer covers both
+  stream.progress_requested = true;
+  stream.progress_revision = 0;
+  for (const auto& [id, hub_id] : stream.watches) {
+    if (engine_->watches().RequestProgress(hub_id).ok()) stream.progress_pending.insert(hub_id);
+  }
+  MaybeAnswerProgress(stream);
+}
+
+void WatchRegistry::MaybeAnswerProgress(Stream& stream) {
+  if (!stream.progress_requested || !stream.progress_pending.empty()) return;
+  stream.progress_requested = false;
+  const int64_t revision =
+      stream.progress_revision != 0 ? stream.progress_revision : engine_->revision();
+  nats::ProtoArena arena;
+  Natcd__V1__WatchResponse out;
+  natcd__v1__watch_response__init(&out);
+  ResponseHeader header;
+  header.revision = revision;
+  out.header = nats::ToProto(header, Header(), &arena);
+  out.watch_id = kBroadcastWatchId;
+  stream.call->Send(Pack(out.base));
+}
+
+void WatchRegistry::StreamEnded(StreamCall* call) {
+  on_member_thread_.AssertHeld();
+  auto it = streams_.find(call);
+  if (it == streams_.end()) return;
+  for (const auto& [id, hub_id] : it->second.watches) {
+    if (engine_ != nullptr) (void)engine_->watches().Cancel(hub_id);
+    watches_.erase(hub_id);
+  }
+  streams_.erase(it);
+}
+
+void WatchRegistry::Forget(WatchId hub_id) {
+  auto it = watches_.find(hub_id);
+  if (it == watches_.end()) return;
+  Stream& stream = *it->second.stream;
+  stream.watches.erase(it->second.id);
+  if (stream.progress_pending.erase(hub_id) != 0) MaybeAnswerProgress(stream);
+  watches_.erase(it);
+}
+
+void WatchRegistry::SendEvents(Watch& watch, const WatchMessage& message) {
+  nats::HeaderInfo info = Header();
+  // Fragments (when the watch asked for them) keep each response within
+  // the request limit, as etcd's: every fragment but the last says so.
+  const size_t limit = watch.fragment ? calls_->request_bytes_max : SIZE_MAX;
+  size_t begin = 0;
+  do {
+    nats::ProtoArena arena;
+    Natcd__V1__WatchResponse out;
+    natcd__v1__watch_response__init(&out);
+    ResponseHeader header;
+    header.revision = message.revision;
+    out.header = nats::ToProto(header, info, &arena);
+    out.watch_id = watch.id;
+    std::vector<Natcd__V1__Event*> events;
+    size_t bytes = 0;
+    size_t end = begin;
+    while (end < message.events.size()) {
+      Natcd__V1__Event* event = nats::ToProto(*message.events[end], message.prev_kv, &arena);
+      const size_t size = protobuf_c_message_get_packed_size(&event->base);
+      if (!events.empty() && bytes + size > limit) break;
+      events.push_back(event);
+      bytes += size;
+      end++;
+    }
+    out.events = events.data();
+    out.n_events = events.size();
+    out.fragment = end < message.events.size();
+    watch.stream->call->Send(Pack(out.base));
+    begin = end;
+  } while (begin < message.events.size());
+}
+
+bool WatchRegistry::Send(WatchId hub_id, Watch& watch, WatchMessage& message) {
+  Stream& stream = *watch.stream;
+  if (message.canceled) {
+    const int64_t id = watch.id;
+    Forget(hub_id);
+    SendControl(stream, id, message.revision, false, true, message.cancel_reason.c_str(),
+                message.compact_revision);
+    return false;
+  }
+  if (message.progress) {
+    if (stream.progress_pending.erase(hub_id) != 0) {
+      // Part of a progress request: one answer for the stream.
+      if (stream.progress_revision == 0 || message.revision < stream.progress_revision) {
+        stream.progress_revision = message.revision;
+      }
+      MaybeAnswerProgress(stream);
+    } else {
+      SendControl(stream, watch.id, message.revision, false, false, nullptr, 0);
+    }
+    return true;
+  }
+  SendEvents(watch, message);
+  return true;
+}
+
+void WatchRegistry::Deliver(bool ignore_bound) {
+  if (engine_ == nullptr || watches_.empty()) return;
+  WatchHub& hub = engine_->watches();
+  for (WatchId hub_id : hub.Ready()) {
+    auto it = watches_.find(hub_id);
+    if (it == watches_.end()) continue;  // another front end's
+    StreamCall* call = it->second.stream->call.get();
+    WatchMessage message;
+    auto may_send = [&] {
+      return ignore_bound || hub.CancelPending(hub_id) || call->queued_bytes() < stream_bytes_max_;
+    };
+    while (may_send() && hub.Poll(hub_id, kResponseEventsMax, &message)) {
+      if (!Send(hub_id, it->second, message)) break;
+      message = WatchMessage{};
+    }
+  }
+}
+
+void WatchRegistry::Attach(Engine* engine) {
+  on_member_thread_.AssertHeld();
+  engine_ = engine;
+}
+
+void WatchRegistry::Detach() {
+  on_member_thread_.AssertHeld();
+  // Every watch was canceled with the reason: send it all.
+  Deliver(/*ignore_bound=*/true);
+  for (auto& [call, stream] : streams_) stream.watches.clear();
+  watches_.clear();
+  engine_ = nullptr;
+}
+
+void WatchRegistry::AfterTurn() {
+  on_member_thread_.AssertHeld();
+  Deliver(/*ignore_bound=*/false);
+}
+
+}  // namespace natcd::etcd_api

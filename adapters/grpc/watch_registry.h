@@ -1,0 +1,97 @@
+// WatchRegistry: the watches of every gRPC Watch stream, on the member's
+// engine (its WatchHub), and their delivery: the gRPC front end as the
+// member sees it (server::FrontEnd).
+//
+// etcd's watch semantics on a stream: watch IDs are the stream's own
+// (client-chosen, or assigned from 0 up, skipping those in use); a create
+// is answered `created` with the current revision; an error answers
+// created + canceled with the reason and watch ID -1; a cancel of a watch
+// is answered `canceled`; a progress request (etcd 3.5's broadcast) is
+// answered once with watch ID -1 and a revision every watch of the stream
+// has delivered up to; progress_notify watches get the periodic progress
+// with their own ID. A watch canceled by the hub (compaction, a slow
+// consumer, a snapshot replacing the database, shutdown) gets a canceled
+// response with its reason and compact revision.
+//
+// Flow: a stream whose queue of unwritten responses is over
+// stream_bytes_max is not polled until it drains; its watches' events wait
+// in the hub, whose own bound cancels a watch that falls too far behind.
+// Writes and other streams never wait for it.
+//
+// Thread safety: member thread only (the FrontEnd hooks, and the tasks
+// WatchCall queues with Member::RunOnMemberThread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include "adapters/grpc/call_context.h"
+#include "adapters/grpc/stream_call.h"
+#include "adapters/nats/natcd.pb-c.h"
+#include "natcd/engine.h"
+#include "natcd/mutex.h"
+#include "natcd/watch_hub.h"
+#include "server/front_end.h"
+
+namespace natcd::etcd_api {
+
+class WatchRegistry final : public server::FrontEnd {
+ public:
+  WatchRegistry(const CallContext* calls, size_t stream_bytes_max);
+  ~WatchRegistry() override;
+  WatchRegistry(const WatchRegistry&) = delete;
+  WatchRegistry& operator=(const WatchRegistry&) = delete;
+
+  // From a stream's requests.
+  void Create(std::shared_ptr<StreamCall> stream, const Natcd__V1__WatchCreateRequest& request);
+  void Cancel(StreamCall* stream, int64_t watch_id);
+  void RequestProgress(StreamCall* stream);
+  // The stream is over: its watches go.
+  void StreamEnded(StreamCall* stream);
+
+  // server::FrontEnd
+  void Attach(Engine* engine) override;
+  void Detach() override;
+  void AfterTurn() override;
+  void Tick() override {}
+  void LeadershipChanged(bool) override {}
+
+ private:
+  struct Stream {
+    std::shared_ptr<StreamCall> call;
+    std::map<int64_t, WatchId> watches;  // the stream's watch ID -> the hub's
+    int64_t next_id = 0;
+    // A progress request waits for these watches' bookmarks.
+    std::set<WatchId> progress_pending;
+    int64_t progress_revision = 0;  // the smallest bookmark so far
+    bool progress_requested = false;
+  };
+  struct Watch {
+    Stream* stream = nullptr;
+    int64_t id = 0;  // on its stream
+    bool fragment = false;
+  };
+  // Sends what the hub has for the watches, streams within their bound
+  // (all of it when ignore_bound).
+  void Deliver(bool ignore_bound) REQUIRES(on_member_thread_);
+  // Sends one hub message of a watch; false when it was the last.
+  bool Send(WatchId hub_id, Watch& watch, WatchMessage& message) REQUIRES(on_member_thread_);
+  void SendEvents(Watch& watch, const WatchMessage& message) REQUIRES(on_member_thread_);
+  void Forget(WatchId hub_id) REQUIRES(on_member_thread_);
+  void MaybeAnswerProgress(Stream& stream) REQUIRES(on_member_thread_);
+  void SendControl(Stream& stream, int64_t watch_id, int64_t revision, bool created, bool canceled,
+                   const char* reason, int64_t compact_revision) REQUIRES(on_member_thread_);
+  nats::HeaderInfo Header() const;
+
+  const CallContext* const calls_;
+  const size_t stream_bytes_max_;
+  ThreadRole on_member_thread_;
+  Engine* engine_ GUARDED_BY(on_member_thread_) = nullptr;
+  std::map<StreamCall*, Stream> streams_ GUARDED_BY(on_member_thread_);
+  std::unordered_map<WatchId, Watch> watches_ GUARDED_BY(on_member_thread_);
+};
+
+}  // namespace natcd::etcd_api

@@ -1,0 +1,303 @@
+// natcd's gRPC API at the wire, with a grpc++ generic client: etcd's method
+// paths and status codes, bad input (garbage bytes, unknown methods, a
+// stream abandoned mid-call) answered with a clear error while the server
+// keeps serving, and the Watch stream's protocol (per-stream watch IDs,
+// created in order, cancel, broadcast progress, compaction).
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <future>
+#include <map>
+
+#include "adapters/grpc/etcd_rpc.pb-c.h"
+#include "adapters/nats/natcd.pb-c.h"
+#include "grpc/etcdctl_fixture.h"
+
+namespace natcd::testing {
+namespace {
+
+std::string Pack(const ProtobufCMessage* m) {
+  std::string out(protobuf_c_message_get_packed_size(m), '\0');
+  protobuf_c_message_pack(m, reinterpret_cast<uint8_t*>(out.data()));
+  return out;
+}
+
+grpc::ByteBuffer Buffer(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+std::string Bytes(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string out;
+  if (buffer.Dump(&slices).ok()) {
+    for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return out;
+}
+
+class GrpcWireTest : public EtcdctlTest {
+ protected:
+  void SetUp() override {
+    channel_ = grpc::CreateChannel(endpoint_, grpc::InsecureChannelCredentials());
+    stub_ = std::make_unique<grpc::GenericStub>(channel_);
+  }
+
+  grpc::Status Unary(const std::string& method, const std::string& request, std::string* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::ByteBuffer in = Buffer(request), out;
+    std::promise<grpc::Status> done;
+    stub_->UnaryCall(&context, method, grpc::StubOptions(), &in, &out,
+                     [&](grpc::Status s) { done.set_value(std::move(s)); });
+    grpc::Status s = done.get_future().get();
+    if (response != nullptr) *response = Bytes(out);
+    return s;
+  }
+
+  grpc::Status Put(const std::string& key, const std::string& value) {
+    Natcd__V1__PutRequest put;
+    natcd__v1__put_request__init(&put);
+    put.key = {key.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(key.data()))};
+    put.value = {value.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(value.data()))};
+    return Unary("/etcdserverpb.KV/Put", Pack(&put.base), nullptr);
+  }
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<grpc::GenericStub> stub_;
+};
+
+// A bidirectional stream driven synchronously over a completion queue.
+class SyncStream {
+ public:
+  SyncStream(grpc::GenericStub* stub, const std::string& method) {
+    call_ = stub->PrepareCall(&context_, method, &cq_);
+    call_->StartCall(Tag(1));
+    ok_ = Await(1);
+  }
+  ~SyncStream() {
+    context_.TryCancel();
+    grpc::Status status;
+    call_->Finish(&status, Tag(9));
+    Await(9);
+    cq_.Shutdown();
+    void* tag;
+    bool ok;
+    while (cq_.Next(&tag, &ok)) {
+    }
+  }
+  bool ok() const { return ok_; }
+  bool Write(const std::string& bytes) {
+    grpc::ByteBuffer buffer = Buffer(bytes);
+    call_->Write(buffer, Tag(2));
+    return Await(2);
+  }
+  // The next message, or false when the stream ended or `timeout` passed
+  // (a read that timed out stays outstanding: the next Read waits for it).
+  bool Read(std::string* bytes, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    if (!reading_) {
+      read_buffer_.Clear();
+      call_->Read(&read_buffer_, Tag(3));
+      reading_ = true;
+    }
+    if (!Await(3, timeout)) return false;
+    reading_ = false;
+    *bytes = Bytes(read_buffer_);
+    return true;
+  }
+
+ private:
+  static void* Tag(intptr_t n) { return reinterpret_cast<void*>(n); }
+  // Waits for the operation tagged `want`; others that complete meanwhile
+  // are remembered for their own Await.
+  bool Await(intptr_t want, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    auto deadline = std::chrono::system_clock::now() + timeout;
+    while (true) {
+      auto it = completed_.find(want);
+      if (it != completed_.end()) {
+        const bool ok = it->second;
+        completed_.erase(it);
+        return ok;
+      }
+      void* tag = nullptr;
+      bool ok = false;
+      if (cq_.AsyncNext(&tag, &ok, deadline) != grpc::CompletionQueue::GOT_EVENT) return false;
+      completed_[reinterpret_cast<intptr_t>(tag)] = ok;
+    }
+  }
+  std::map<intptr_t, bool> completed_;
+  grpc::ClientContext context_;
+  grpc::CompletionQueue cq_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
+  bool ok_ = false;
+  grpc::ByteBuffer read_buffer_;
+  bool reading_ = false;
+};
+
+using Response = std::unique_ptr<Natcd__V1__WatchResponse, void (*)(Natcd__V1__WatchResponse*)>;
+
+Response DecodeWatch(const std::string& bytes) {
+  return Response(natcd__v1__watch_response__unpack(nullptr, bytes.size(),
+                                                    reinterpret_cast<const uint8_t*>(bytes.data())),
+                  [](Natcd__V1__WatchResponse* r) {
+                    if (r) natcd__v1__watch_response__free_unpacked(r, nullptr);
+                  });
+}
+
+std::string WatchCreate(const std::string& key, int64_t watch_id, int64_t start_revision = 0) {
+  Natcd__V1__WatchCreateRequest create;
+  natcd__v1__watch_create_request__init(&create);
+  create.key = {key.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(key.data()))};
+  create.watch_id = watch_id;
+  create.start_revision = start_revision;
+  Natcd__Grpc__WatchRequest request;
+  natcd__grpc__watch_request__init(&request);
+  request.request_union_case = NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
+  request.create_request = &create;
+  return Pack(&request.base);
+}
+
+TEST_F(GrpcWireTest, UnknownMethodsAreUnimplemented) {
+  grpc::Status s = Unary("/etcdserverpb.KV/RangeStream", "", nullptr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(s.error_message(), "unknown method RangeStream for service etcdserverpb.KV");
+  s = Unary("/no.Such/Method", "", nullptr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  s = Put("/wire/ok", "1");
+  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+}
+
+TEST_F(GrpcWireTest, GarbageBytesAreRefusedAndNothingChanges) {
+  grpc::Status s = Unary("/etcdserverpb.KV/Put", std::string("\xff\xff\xff\xff\x0f", 5), nullptr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_NE(s.error_message().find("error unmarshalling request"), std::string::npos);
+  // A field of the wrong wire type.
+  s = Unary("/etcdserverpb.KV/Range", std::string("\x0d\x01\x02\x03\x04", 5), nullptr);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(Put("/wire/after", "1").ok());
+}
+
+TEST_F(GrpcWireTest, EtcdsCodesAndMessages) {
+  grpc::Status s = Put("", "v");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "etcdserver: key is not provided");
+  Natcd__V1__LeaseRevokeRequest revoke;
+  natcd__v1__lease_revoke_request__init(&revoke);
+  revoke.id = 0x7777;
+  s = Unary("/etcdserverpb.Lease/LeaseRevoke", Pack(&revoke.base), nullptr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "etcdserver: requested lease not found");
+}
+
+TEST_F(GrpcWireTest, HealthCheck) {
+  std::string out;
+  grpc::Status s = Unary("/grpc.health.v1.Health/Check", "", &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  auto* r = natcd__grpc__health_check_response__unpack(
+      nullptr, out.size(), reinterpret_cast<const uint8_t*>(out.data()));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, NATCD__GRPC__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING);
+  natcd__grpc__health_check_response__free_unpacked(r, nullptr);
+}
+
+TEST_F(GrpcWireTest, WatchIdsArePerStreamAndCreatedInOrder) {
+  SyncStream stream(stub_.get(), "/etcdserverpb.Watch/Watch");
+  ASSERT_TRUE(stream.ok());
+  // Auto IDs from 0, a chosen one, and a duplicate of it.
+  ASSERT_TRUE(stream.Write(WatchCreate("/ws/a", 0)));
+  ASSERT_TRUE(stream.Write(WatchCreate("/ws/b", 7)));
+  ASSERT_TRUE(stream.Write(WatchCreate("/ws/c", 0)));
+  ASSERT_TRUE(stream.Write(WatchCreate("/ws/d", 7)));
+  std::string bytes;
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 4; i++) {
+    ASSERT_TRUE(stream.Read(&bytes));
+    Response r = DecodeWatch(bytes);
+    ASSERT_TRUE(r && r->created);
+    ids.push_back(r->watch_id);
+    if (i == 3) {
+      EXPECT_TRUE(r->canceled);
+      EXPECT_STREQ(r->cancel_reason, "mvcc: duplicate watch ID provided on the WatchStream");
+    }
+  }
+  EXPECT_EQ(ids, (std::vector<int64_t>{0, 7, 1, -1}));
+  ASSERT_TRUE(Put("/ws/b", "x").ok());
+  ASSERT_TRUE(stream.Read(&bytes));
+  Response event = DecodeWatch(bytes);
+  ASSERT_EQ(event->n_events, 1u);
+  EXPECT_EQ(event->watch_id, 7);
+  // A broadcast progress request: one answer, watch ID -1, at the revision.
+  Natcd__V1__WatchProgressRequest progress;
+  natcd__v1__watch_progress_request__init(&progress);
+  Natcd__Grpc__WatchRequest request;
+  natcd__grpc__watch_request__init(&request);
+  request.request_union_case = NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_PROGRESS_REQUEST;
+  request.progress_request = &progress;
+  ASSERT_TRUE(stream.Write(Pack(&request.base)));
+  ASSERT_TRUE(stream.Read(&bytes));
+  Response p = DecodeWatch(bytes);
+  EXPECT_EQ(p->watch_id, -1);
+  EXPECT_EQ(p->header->revision, event->header->revision);
+  EXPECT_EQ(p->n_events, 0u);
+  EXPECT_FALSE(stream.Read(&bytes, std::chrono::milliseconds(300)));  // just one
+  // Cancel: answered canceled; no more events for it.
+  Natcd__V1__WatchCancelRequest cancel;
+  natcd__v1__watch_cancel_request__init(&cancel);
+  cancel.watch_id = 7;
+  natcd__grpc__watch_request__init(&request);
+  request.request_union_case = NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_CANCEL_REQUEST;
+  request.cancel_request = &cancel;
+  ASSERT_TRUE(stream.Write(Pack(&request.base)));
+  ASSERT_TRUE(stream.Read(&bytes));
+  Response canceled = DecodeWatch(bytes);
+  EXPECT_EQ(canceled->watch_id, 7);
+  EXPECT_TRUE(canceled->canceled);
+  ASSERT_TRUE(Put("/ws/b", "y").ok());
+  EXPECT_FALSE(stream.Read(&bytes, std::chrono::milliseconds(300)));
+}
+
+TEST_F(GrpcWireTest, AWatchFromACompactedRevisionIsCanceledWithTheCompactRevision) {
+  ASSERT_TRUE(Put("/wc/k", "1").ok());
+  ASSERT_TRUE(Put("/wc/k", "2").ok());
+  std::string out;
+  Natcd__V1__RangeRequest range;
+  natcd__v1__range_request__init(&range);
+  std::string key = "/wc/k";
+  range.key = {key.size(), reinterpret_cast<uint8_t*>(key.data())};
+  ASSERT_TRUE(Unary("/etcdserverpb.KV/Range", Pack(&range.base), &out).ok());
+  auto* got = natcd__v1__range_response__unpack(nullptr, out.size(),
+                                                reinterpret_cast<const uint8_t*>(out.data()));
+  ASSERT_NE(got, nullptr);
+  const int64_t revision = got->header->revision;
+  natcd__v1__range_response__free_unpacked(got, nullptr);
+  Natcd__V1__CompactionRequest compact;
+  natcd__v1__compaction_request__init(&compact);
+  compact.revision = revision;
+  ASSERT_TRUE(Unary("/etcdserverpb.KV/Compact", Pack(&compact.base), nullptr).ok());
+
+  SyncStream stream(stub_.get(), "/etcdserverpb.Watch/Watch");
+  ASSERT_TRUE(stream.Write(WatchCreate("/wc/k", 0, revision - 1)));
+  std::string bytes;
+  ASSERT_TRUE(stream.Read(&bytes));
+  EXPECT_TRUE(DecodeWatch(bytes)->created);
+  ASSERT_TRUE(stream.Read(&bytes));
+  Response r = DecodeWatch(bytes);
+  EXPECT_TRUE(r->canceled);
+  EXPECT_EQ(r->compact_revision, revision);
+}
+
+TEST_F(GrpcWireTest, AnAbandonedStreamLeavesTheServerServing) {
+  for (int i = 0; i < 20; i++) {
+    SyncStream stream(stub_.get(), "/etcdserverpb.Watch/Watch");
+    ASSERT_TRUE(stream.Write(WatchCreate("/abandoned/", 0)));
+    // Destroyed mid-call: canceled from the client's side.
+  }
+  {
+    SyncStream keepalive(stub_.get(), "/etcdserverpb.Lease/LeaseKeepAlive");
+    ASSERT_TRUE(keepalive.Write(std::string("\x08\x01", 2)));
+  }
+  EXPECT_TRUE(Put("/abandoned/after", "1").ok());
+}
+
+}  // namespace
+}  // namespace natcd::testing
