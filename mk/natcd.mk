@@ -11,7 +11,7 @@ NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.
   adapters/nats/header_msg.cc adapters/nats/watch_streams.cc adapters/nats/raft_transport.cc \
   adapters/nats/nats_event_sink.cc adapters/nats/subscription_drain.cc \
   adapters/nats/nats_responder.cc adapters/nats/nats_peer_transport.cc \
-  adapters/nats/request_payload.cc \
+  adapters/nats/client_convert.cc adapters/nats/payload_codec.cc adapters/nats/request_payload.cc \
   adapters/nats/nats_front_end.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
 NODE_LIB := $(BUILD)/lib/libnatcd_node.a
