@@ -57,10 +57,12 @@ CHECK_TARGETS += check-natcd
 $(NATCD_TEST_OBJS): | $(NATS_PB_H)
 $(NATCD_TEST_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 
-# The cluster tests follow a watch with natcd's C client (its resume logic).
-$(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)
+# The cluster tests follow a watch with natcd's C client (its resume logic);
+# the forwarding tests run members in the process (the node library).
+$(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB) -lgtest $(NATS_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CLIENT_LIB) $(CORE_LIB) \
+	  -lgtest $(NATS_LIBS) -lsqlite3
 
 .PHONY: check-natcd
 # crash_writer writes a database with the engine alone, as natcd did before
