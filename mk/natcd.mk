@@ -11,6 +11,7 @@ NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.
   adapters/nats/header_msg.cc adapters/nats/watch_streams.cc adapters/nats/raft_transport.cc \
   adapters/nats/nats_event_sink.cc adapters/nats/subscription_drain.cc \
   adapters/nats/nats_responder.cc adapters/nats/nats_peer_transport.cc \
+  adapters/nats/client_convert.cc adapters/nats/payload_codec.cc adapters/nats/request_payload.cc \
   adapters/nats/nats_front_end.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
 NODE_LIB := $(BUILD)/lib/libnatcd_node.a
@@ -58,10 +59,12 @@ CHECK_TARGETS += check-natcd
 $(NATCD_TEST_OBJS): | $(NATS_PB_H)
 $(NATCD_TEST_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 
-# The cluster tests follow a watch with natcd's C client (its resume logic).
-$(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)
+# The cluster tests follow a watch with natcd's C client (its resume logic);
+# the forwarding tests run members in the process (the node library).
+$(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB) -lgtest $(NATS_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CLIENT_LIB) $(CORE_LIB) \
+	  -lgtest $(NATS_LIBS) -lsqlite3
 
 .PHONY: check-natcd
 # crash_writer writes a database with the engine alone, as natcd did before

@@ -5,7 +5,10 @@
 #include <cstring>
 
 #include "adapters/nats/nats_responder.h"
+#include "adapters/nats/payload_codec.h"
 #include "adapters/nats/raft_transport.h"
+#include "adapters/nats/reply.h"
+#include "adapters/nats/service_error.h"
 #include "adapters/nats/subscription_drain.h"
 #include "server/raft_message_codec.h"
 
@@ -117,28 +120,34 @@ void NatsPeerTransport::SendSnapshotAck(server::NodeId leader, const std::string
 }
 
 void NatsPeerTransport::Forward(server::NodeId leader, std::unique_ptr<server::Request> request) {
+  // A request that came over NATS travels as it came (body and headers
+  // copied, no decode or encode), and its answer goes back the same way.
+  // Any other (a second front end's) is asked anew in protobuf.
   auto* responder = dynamic_cast<NatsResponder*>(request->responder.get());
-  if (responder == nullptr) {
-    // Only requests that came over NATS travel as they came.
-    server::ResponseContext context;
-    request->responder->Respond(Status::Unavailable("ErrNotLeader", "etcdserver: not leader"),
-                                context);
-    return;
+  natsMsg* msg = responder != nullptr ? responder->message() : nullptr;
+  WireRequest encoded;
+  std::string subject = ForwardPrefix(prefix_, leader);
+  if (msg != nullptr) {
+    subject += RequestSuffix(natsMsg_GetSubject(msg), prefix_);
+  } else {
+    encoded = EncodeWireRequest(request->payload);
+    subject += encoded.suffix;
   }
-  natsMsg* msg = responder->message();
-  const std::string subject =
-      ForwardPrefix(prefix_, leader) + std::string(RequestSuffix(natsMsg_GetSubject(msg), prefix_));
+  const std::string request_id = request->request_id;
   const int hops = request->hops + 1;
   uint64_t seq;
   {
     MutexLock lock(&forward_mu_);
     seq = ++forward_seq_;
-    forwarded_[seq] =
-        Forwarded{std::move(request), leader, clock_->MonotonicMs() + request_timeout_ms_};
+    forwarded_[seq] = Forwarded{std::move(request), leader,
+                                clock_->MonotonicMs() + request_timeout_ms_, msg != nullptr};
   }
   // The request stays owned by forwarded_: its answer may come back (on a
   // nats.c thread) before this call returns.
-  natsStatus s = ForwardRequest(nc_, msg, subject, forward_inbox_ + std::to_string(seq), hops);
+  const std::string reply = forward_inbox_ + std::to_string(seq);
+  natsStatus s = msg != nullptr
+                     ? ForwardRequest(nc_, msg, subject, reply, hops)
+                     : ForwardEncoded(nc_, subject, reply, encoded.body, request_id, hops);
   if (s == NATS_OK) return;
   std::unique_ptr<server::Request> back;
   {
@@ -182,8 +191,25 @@ void NatsPeerTransport::ReceiveForwardReply(natsMsg* msg) {
     member_->Resubmit(std::move(forward.request), forward.leader);
     return;
   }
-  static_cast<NatsResponder*>(forward.request->responder.get())->Relay(msg);
+  if (forward.relay) {
+    static_cast<NatsResponder*>(forward.request->responder.get())->Relay(msg);
+    natsMsg_Destroy(msg);
+    return;
+  }
+  // The leader's answer, read back into what its own member answered.
+  // An error reply carries no term: this member's stands in.
+  server::ResponseContext context;
+  ServiceError error;
+  const bool failed = ReadErrorReply(msg, &error);
+  if (failed) context.raft_term = member_->raft_term();
+  Result<server::Response> response =
+      failed ? Result<server::Response>(FromServiceError(error))
+             : DecodeWireResponse(forward.request->payload,
+                                  std::string_view(natsMsg_GetData(msg),
+                                                   static_cast<size_t>(natsMsg_GetDataLength(msg))),
+                                  &context.raft_term);
   natsMsg_Destroy(msg);
+  forward.request->responder->Respond(std::move(response), context);
 }
 
 void NatsPeerTransport::ExpireForwards(bool stopping) {

@@ -2,13 +2,17 @@
 // messages on P.raft.<cluster>.<member>, snapshot chunks on <member>.snap
 // and their acknowledgements on <leader>.snapack, and client requests a
 // follower hands to the leader on P.fwd.<leader>.<endpoint suffix>, asked
-// with this member's own reply subject so that the leader's answer is
-// relayed to the client as it came, and a leader that is gone (no
-// responders) sends the request back to wait for the next one.
+// with this member's own reply subject, and a leader that is gone (no
+// responders) sends the request back to wait for the next one. A request
+// that came over NATS is handed on as it came and the leader's answer
+// relayed to the client as it is; any other (a second front end's, e.g.
+// etcd's gRPC API) is encoded as a wire request (payload_codec.h) and the
+// leader's answer, a response or an error reply, decoded for its responder.
 //
 // Thread safety: the member calls the PeerTransport methods on its thread;
-// nats.c threads deliver what arrives; the forwarded requests are guarded
-// by forward_mu_.
+// nats.c threads deliver what arrives, and call the responder of a
+// forwarded request with the leader's answer (a front end's responder must
+// take it there); the forwarded requests are guarded by forward_mu_.
 #pragma once
 
 #include <nats/nats.h>
@@ -62,6 +66,9 @@ class NatsPeerTransport final : public server::PeerTransport {
     std::unique_ptr<server::Request> request;
     server::NodeId leader = 0;
     int64_t deadline_ms = 0;
+    // Sent as the NATS request it came as: the answer is relayed as it is.
+    // Otherwise encoded here (payload_codec.h), and the answer decoded.
+    bool relay = false;
   };
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
   Status SubscribeTo(const std::string& subject, Kind kind);

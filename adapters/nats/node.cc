@@ -179,4 +179,6 @@ void Node::OnReconnected() {
 
 const NodeOptions& Node::options() const { return parts_->options; }
 
+server::Member& Node::member() { return *parts_->member; }
+
 }  // namespace natcd::nats

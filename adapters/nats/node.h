@@ -24,6 +24,10 @@
 #include "server/front_end.h"
 #include "server/member.h"
 
+namespace natcd::server {
+class Member;
+}  // namespace natcd::server
+
 namespace natcd::nats {
 
 // A front end besides the NATS one (etcd's gRPC API, adapters/grpc/): built
@@ -129,6 +133,12 @@ class Node {
   void OnReconnected();
 
   const NodeOptions& options() const;
+
+  // The member, for a second front end (etcd's gRPC API) beside the NATS
+  // one: it hands requests to Member::Submit with its own Responder, and a
+  // leader-only request submitted at a follower reaches the leader over
+  // NATS (nats_peer_transport.h). Valid while the Node lives.
+  server::Member& member();
 
  private:
   struct Parts;

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "adapters/nats/wire.h"
+
 namespace natcd::nats {
 
 std::string MemberHex(raft::NodeId id) {
@@ -73,6 +75,20 @@ natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::strin
   if (s == NATS_OK) s = natsMsgHeader_Set(copy, kForwardedHeader, std::to_string(hops).c_str());
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc, copy);
   natsMsg_Destroy(copy);
+  return s;
+}
+
+natsStatus ForwardEncoded(natsConnection* nc, const std::string& subject, const std::string& reply,
+                          const std::string& body, const std::string& request_id, int hops) {
+  natsMsg* msg = nullptr;
+  natsStatus s = natsMsg_Create(&msg, subject.c_str(), reply.c_str(), body.data(),
+                                static_cast<int>(body.size()));
+  if (s == NATS_OK && !request_id.empty()) {
+    s = natsMsgHeader_Set(msg, kRequestIdHeader, request_id.c_str());
+  }
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, kForwardedHeader, std::to_string(hops).c_str());
+  if (s == NATS_OK) s = natsConnection_PublishMsg(nc, msg);
+  natsMsg_Destroy(msg);
   return s;
 }
 

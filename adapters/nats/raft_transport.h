@@ -39,6 +39,12 @@ std::string_view RequestSuffix(std::string_view subject, std::string_view prefix
 // subject `reply`, and the hop count set to `hops`.
 natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::string& subject,
                           const std::string& reply, int hops);
+// Publishes a request a member encoded itself (a request that did not
+// arrive over NATS) to `subject` with reply subject `reply`: protobuf body,
+// the Natcd-Request-Id header when request_id is not empty, and the hop
+// count set to `hops`.
+natsStatus ForwardEncoded(natsConnection* nc, const std::string& subject, const std::string& reply,
+                          const std::string& body, const std::string& request_id, int hops);
 // Publishes the leader's answer (body and headers) to the client.
 natsStatus RelayReply(natsConnection* nc, natsMsg* answer, const char* client_reply);
 // The hop count of a request (0 when it came from a client).

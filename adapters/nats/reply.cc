@@ -1,5 +1,6 @@
 #include "adapters/nats/reply.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "adapters/nats/wire.h"
@@ -19,8 +20,7 @@ natsStatus Respond(natsConnection* nc, const char* reply, const std::string& bod
   return s;
 }
 
-natsStatus RespondError(natsConnection* nc, const char* reply, const ServiceError& error) {
-  if (reply == nullptr || reply[0] == '\0') return NATS_OK;
+natsStatus ErrorReplyMessage(const char* reply, const ServiceError& error, natsMsg** out) {
   natsMsg* msg = nullptr;
   std::string code = std::to_string(error.code);
   // Header values cannot hold line breaks.
@@ -35,9 +35,37 @@ natsStatus RespondError(natsConnection* nc, const char* reply, const ServiceErro
     s = natsMsgHeader_Set(msg, kCompactRevisionHeader,
                           std::to_string(error.compact_revision).c_str());
   }
+  if (s != NATS_OK) {
+    natsMsg_Destroy(msg);
+    return s;
+  }
+  *out = msg;
+  return NATS_OK;
+}
+
+natsStatus RespondError(natsConnection* nc, const char* reply, const ServiceError& error) {
+  if (reply == nullptr || reply[0] == '\0') return NATS_OK;
+  natsMsg* msg = nullptr;
+  natsStatus s = ErrorReplyMessage(reply, error, &msg);
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc, msg);
   natsMsg_Destroy(msg);
   return s;
+}
+
+bool ReadErrorReply(natsMsg* msg, ServiceError* error) {
+  const char* value = nullptr;
+  if (natsMsgHeader_Get(msg, kServiceErrorCodeHeader, &value) != NATS_OK || value == nullptr) {
+    return false;
+  }
+  *error = ServiceError();
+  error->code = atoi(value);
+  if (natsMsgHeader_Get(msg, kServiceErrorHeader, &value) == NATS_OK && value != nullptr) {
+    error->text = value;
+  }
+  if (natsMsgHeader_Get(msg, kCompactRevisionHeader, &value) == NATS_OK && value != nullptr) {
+    error->compact_revision = strtoll(value, nullptr, 10);
+  }
+  return true;
 }
 
 }  // namespace natcd::nats

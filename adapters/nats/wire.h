@@ -14,6 +14,8 @@ namespace natcd::nats {
 
 inline constexpr const char* kContentTypeHeader = "Content-Type";
 inline constexpr const char* kJsonContentType = "application/json";
+// A write carrying one is applied once (docs/PROTOCOL.md "Idempotent retries").
+inline constexpr const char* kRequestIdHeader = "Natcd-Request-Id";
 
 // Decodes body as a message of `descriptor`. InvalidArgument (400) when the
 // bytes are not one.
