@@ -54,7 +54,7 @@ DEPFLAGS = -MMD -MP
 DEB_PACKAGES := g++ make pkg-config clang-format clang sqlite3 libsqlite3-dev \
   libgtest-dev libbenchmark-dev libcmocka-dev \
   nats-server libnats-dev libprotobuf-c-dev protobuf-c-compiler \
-  libcli11-dev libspdlog-dev libjemalloc-dev libmicrohttpd-dev libgrpc++-dev etcd-client
+  libcli11-dev libspdlog-dev libjemalloc-dev libmicrohttpd-dev libgrpc++-dev etcd-client openssl
 
 CORE_SRCS := $(shell find core -name '*.cc' | sort)
 CORE_OBJS := $(CORE_SRCS:%.cc=$(BUILD)/obj/%.o)
