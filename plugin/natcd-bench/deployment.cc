@@ -40,6 +40,9 @@ bool Deployment::StartNatcd(Process& p, const std::string& url, const std::strin
   if (!member.prefix.empty()) {
     argv.insert(argv.end(), {"--prefix", member.prefix});
   }
+  if (!member.client_url.empty()) {
+    argv.insert(argv.end(), {"--listen-client-urls", member.client_url});
+  }
   std::string error;
   // A member prints "serving" before any leader is known: members start one
   // after the other, and NatcdCluster waits for the leader.

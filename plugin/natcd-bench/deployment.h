@@ -21,6 +21,7 @@ struct NatcdMember {
   std::string initial_cluster;  // founding members "m1,m2,m3"; "" when joining
   bool join_existing = false;   // added at runtime: --initial-cluster-state existing
   std::string prefix;           // its subject prefix; "": natcd's default
+  std::string client_url;       // --listen-client-urls (etcd's gRPC API); "": none
 };
 
 class Deployment {

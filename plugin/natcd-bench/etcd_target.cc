@@ -184,7 +184,8 @@ struct EtcdTarget::Impl {
   }
 };
 
-EtcdTarget::EtcdTarget(const std::string& endpoint) : impl_(std::make_unique<Impl>()) {
+EtcdTarget::EtcdTarget(const std::string& endpoint, std::string name)
+    : impl_(std::make_unique<Impl>()), name_(std::move(name)) {
   grpc::ChannelArguments args;
   // etcd's default limit on a request is 1.5 MiB; replies may be larger.
   args.SetMaxReceiveMessageSize(64 << 20);

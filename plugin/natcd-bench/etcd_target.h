@@ -1,7 +1,7 @@
-// etcd over its gRPC API, with grpc++'s generic stub: the request bytes are
-// etcd_messages.h's (natcd.proto's messages, etcd's field numbers), sent to
-// etcd's method names ("/etcdserverpb.KV/Put"...). No etcd code and no
-// generated etcd stubs: the bytes are the contract.
+// etcd's gRPC API (etcd's, or natcd's gRPC front end), with grpc++'s generic stub: the request
+// bytes are etcd_messages.h's (natcd.proto's messages, etcd's field numbers), sent to etcd's method
+// names ("/etcdserverpb.KV/Put"...). No etcd code and no generated etcd stubs: the bytes are the
+// contract.
 //
 // Unary calls use the callback API (one call per slot in flight); lease
 // keep-alives use one LeaseKeepAlive stream per slot, as one etcd client
@@ -21,11 +21,12 @@ namespace natcd::bench {
 
 class EtcdTarget final : public Target {
  public:
-  // endpoint: "127.0.0.1:<client port>".
-  explicit EtcdTarget(const std::string& endpoint);
+  // endpoint: "127.0.0.1:<client port>"; name: the system in the report
+  // (etcd, or natcd's own gRPC API: "natcd (gRPC)").
+  explicit EtcdTarget(const std::string& endpoint, std::string name = "etcd");
   ~EtcdTarget() override;
 
-  std::string name() const override { return "etcd"; }
+  std::string name() const override { return name_; }
   bool Supports(Op) const override { return true; }
   bool BeginLoad(int slots, ReplySink* sink) override;
   void Issue(int slot, Op op, uint64_t i) override;
@@ -47,6 +48,7 @@ class EtcdTarget final : public Target {
 
  private:
   std::unique_ptr<Impl> impl_;
+  const std::string name_;
 };
 
 }  // namespace natcd::bench

@@ -3,7 +3,7 @@
 // measured in the same run. Every workload is written once against the
 // Target interface (target.h); the systems differ only in their target.
 //
-// RUN:    natcd-bench [--quick] [--systems natcd,jetstream,etcd] [--workloads all]
+// RUN:    natcd-bench [--quick] [--systems natcd,natcd-grpc,jetstream,etcd] [--workloads all]
 //                     [--report-dir build/bench]
 //         Starts nats-server (JetStream, store in a temporary folder), natcd,
 //         etcd and the echo service on loopback, runs every workload against
@@ -69,7 +69,7 @@ std::string LoadAverage() {
 
 struct Options {
   bool quick = false;
-  std::string systems = "natcd,jetstream,etcd";
+  std::string systems = "natcd,natcd-grpc,jetstream,etcd";
   std::string workloads = "all";
   std::string report_dir = "build/bench";
   std::string nats_url;  // natcd already running there: natcd alone
@@ -336,12 +336,18 @@ int Compare(const Options& o) {
   std::vector<std::string> systems;
   if (Wants(o, "natcd")) systems.push_back("natcd");
   bool with_etcd = Wants(o, "etcd");
+  // natcd over etcd's gRPC API, with the etcd target's client code.
+  bool with_natcd_grpc = Wants(o, "natcd-grpc");
 #ifndef NATCD_BENCH_ETCD
-  if (with_etcd) {
-    notes.Info("etcd: not compared: natcd-bench was built without grpc++ (libgrpc++-dev)");
+  if (with_etcd || with_natcd_grpc) {
+    notes.Info(
+        "etcd, natcd (gRPC): not compared: natcd-bench was built without grpc++ "
+        "(libgrpc++-dev)");
     with_etcd = false;
+    with_natcd_grpc = false;
   }
 #endif
+  if (with_natcd_grpc) systems.push_back("natcd (gRPC)");
   if (with_etcd && Deployment::EtcdBinary().empty()) {
     notes.Info("etcd: not compared: no etcd binary (Debian package etcd-server)");
     with_etcd = false;
@@ -414,6 +420,23 @@ int Compare(const Options& o) {
     cluster.Stop();
   }
 #ifdef NATCD_BENCH_ETCD
+  if (with_natcd_grpc) {
+    Process natcd_process;
+    NatcdMember member;
+    const int port = PickFreeLoopbackPort();
+    member.client_url = "http://127.0.0.1:" + std::to_string(port);
+    if (!deployment.StartNatcd(natcd_process, url, "natcd-grpc", member)) return 1;
+    EtcdTarget natcd_grpc("127.0.0.1:" + std::to_string(port), "natcd (gRPC)");
+    if (!natcd_grpc.WaitReady(30'000)) {
+      fprintf(stderr, "natcd-bench: natcd's gRPC API does not answer:\n%s\n",
+              natcd_process.LogTail().c_str());
+      return 1;
+    }
+    printf("%-22s %s\n", "natcd (gRPC)", "one member, etcd's gRPC API, the etcd target's client");
+    fflush(stdout);
+    RunSystem(natcd_grpc, workloads, scale, report, cdfs, &notes);
+    natcd_process.Stop();
+  }
   if (with_etcd) {
     Process etcd_process;
     const std::string endpoint = deployment.StartEtcd(etcd_process, "etcd");
@@ -647,7 +670,8 @@ int main(int argc, char** argv) {
   std::string echo_url, echo_subject = natcd::bench::kEchoSubject;
   CLI::App app{"natcd-bench: natcd side by side with etcd and NATS JetStream KV"};
   app.add_flag("--quick", o.quick, "small sizes: the whole run in under two minutes");
-  app.add_option("--systems", o.systems, "comma-separated: natcd, jetstream, etcd")
+  app.add_option("--systems", o.systems,
+                 "comma-separated: natcd, natcd-grpc (natcd over etcd's gRPC API), jetstream, etcd")
       ->capture_default_str();
   app.add_option("--workloads", o.workloads, "comma-separated workload names, or all")
       ->capture_default_str();

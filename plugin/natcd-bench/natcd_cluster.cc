@@ -24,16 +24,25 @@ bool NatcdCluster::Start(int members, int64_t leader_timeout_ms, std::string* er
   // The members serve the subjects the workloads and admin requests use.
   const std::string& prefix = admin_.prefix();
   if (members == 1) {
-    return StartMember(
-        "", {.name = "", .initial_cluster = "", .join_existing = false, .prefix = prefix}, error);
+    return StartMember("",
+                       {.name = "",
+                        .initial_cluster = "",
+                        .join_existing = false,
+                        .prefix = prefix,
+                        .client_url = ""},
+                       error);
   }
   std::string all;
   for (int k = 1; k <= members; ++k) all += (k > 1 ? "," : "") + ("m" + std::to_string(k));
   for (int k = 1; k <= members; ++k) {
     const std::string name = "m" + std::to_string(k);
-    if (!StartMember(
-            name, {.name = name, .initial_cluster = all, .join_existing = false, .prefix = prefix},
-            error)) {
+    if (!StartMember(name,
+                     {.name = name,
+                      .initial_cluster = all,
+                      .join_existing = false,
+                      .prefix = prefix,
+                      .client_url = ""},
+                     error)) {
       Stop();
       return false;
     }
@@ -48,9 +57,13 @@ bool NatcdCluster::Start(int members, int64_t leader_timeout_ms, std::string* er
 
 bool NatcdCluster::AddLearner(const std::string& name, uint64_t* id, std::string* error) {
   if (!admin_.AddMember(name, /*learner=*/true, id, error)) return false;
-  return StartMember(
-      name, {.name = name, .initial_cluster = "", .join_existing = true, .prefix = admin_.prefix()},
-      error);
+  return StartMember(name,
+                     {.name = name,
+                      .initial_cluster = "",
+                      .join_existing = true,
+                      .prefix = admin_.prefix(),
+                      .client_url = ""},
+                     error);
 }
 
 void NatcdCluster::Stop() {

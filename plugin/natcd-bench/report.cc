@@ -216,6 +216,17 @@ std::vector<Goal> Report::Goals() const {
         Get("watch-100", "p99 lag ms (paced)", "etcd"), false, "ms (natcd vs etcd)");
   judge("keepalives >= 3x etcd", Get("keepalive-256", "keepalives/s", "natcd"),
         times(Get("keepalive-256", "keepalives/s", "etcd"), 3), true, "(natcd vs 3 x etcd)");
+  // Issue 14's goals: natcd over etcd's gRPC API, the same client code as etcd's.
+  const char* grpc = "natcd (gRPC)";
+  judge("natcd (gRPC): puts at 256 in flight >= 2.5x etcd", Get("put-256", "puts/s", grpc),
+        times(Get("put-256", "puts/s", "etcd"), 2.5), true, "(natcd gRPC vs 2.5 x etcd)");
+  judge("natcd (gRPC): gets >= 5x etcd (linearizable)", Get("get-256", "gets/s", grpc),
+        times(Get("get-256", "gets/s", "etcd"), 5), true, "(natcd gRPC vs 5 x etcd)");
+  judge("natcd (gRPC): keepalives >= 3x etcd", Get("keepalive-256", "keepalives/s", grpc),
+        times(Get("keepalive-256", "keepalives/s", "etcd"), 3), true, "(natcd gRPC vs 3 x etcd)");
+  judge("natcd (gRPC): watch fan-out to 100 watchers >= 2x etcd's events/s",
+        Get("watch-100", "events/s", grpc), times(Get("watch-100", "events/s", "etcd"), 2), true,
+        "(natcd gRPC vs 2 x etcd)");
   judge("RSS after 100,000 keys <= JetStream KV's", Get("footprint", "server RSS MiB", "natcd"),
         Get("footprint", "server RSS MiB", "JetStream KV"), false, "MiB (natcd vs nats-server)");
   return goals;
