@@ -83,6 +83,22 @@ std::string EncodeResponse(const server::Response& response, const ReplyContext&
           m->header = ToProto(r.header, info, &arena);
           m->members = MembersProto(r.members, context, &m->n_members, &arena);
           return &m->base;
+        } else if constexpr (std::is_same_v<T, HashKVResponse>) {
+          auto* m = arena.New(natcd__v1__hash_kvresponse__init);
+          m->header = ToProto(r.header, info, &arena);
+          m->hash = r.hash;
+          m->compact_revision = r.compact_revision;
+          m->hash_revision = r.hash_revision;
+          return &m->base;
+        } else if constexpr (std::is_same_v<T, HashResponse>) {
+          auto* m = arena.New(natcd__v1__hash_response__init);
+          m->header = ToProto(r.header, info, &arena);
+          m->hash = r.hash;
+          return &m->base;
+        } else if constexpr (std::is_same_v<T, DefragmentResponse>) {
+          auto* m = arena.New(natcd__v1__defragment_response__init);
+          m->header = ToProto(r.header, info, &arena);
+          return &m->base;
         } else if constexpr (std::is_same_v<T, server::MoveLeaderResponse>) {
           auto* m = arena.New(natcd__v1__move_leader_response__init);
           m->header = ToProto(r.header, info, &arena);
