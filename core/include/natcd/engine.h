@@ -209,7 +209,8 @@ class Engine final : public EventSource {
   // 10,000 keys, compacted to the last write of each (a 468 MB file, 47 MB
   // in use), took 0.49 s and left a 46 MB file (without fsync, on a shared
   // 2-core machine; DefragmentTest.DISABLED_PauseOn100kKeysOf1KiB). A
-  // failed VACUUM changes nothing and does not stop the engine.
+  // failed VACUUM changes nothing and does not stop the engine. On the
+  // member thread this pauses Raft too (docs/PROTOCOL.md, maint.defrag).
   Result<DefragmentResponse> Defragment();
   // OK, or the error that stopped the engine.
   const Status& health() const { return failed_; }
