@@ -64,8 +64,7 @@ TEST_F(NatcdctlTest, EndpointHashKVLikeEtcdctl) {
   EXPECT_EQ(future.out, "");
   EXPECT_EQ(future.err.rfind("Failed to get the hash of endpoint " + Url() + " (", 0), 0u)
       << future.err;
-  EXPECT_NE(future.err.find("is a future revision"), std::string::npos)
-      << future.err;
+  EXPECT_NE(future.err.find("is a future revision"), std::string::npos) << future.err;
 }
 
 TEST_F(NatcdctlTest, DefragShrinksTheDatabaseAfterCompaction) {
