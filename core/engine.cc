@@ -3,6 +3,7 @@
 #include "raft/sqlite_raft_storage.h"
 
 #include <cassert>
+#include <cstdint>
 
 #include "lease/lease_manager.h"
 #include "mvcc/kv_store.h"
@@ -366,5 +367,39 @@ size_t Engine::key_count() const { return parts_->kv->key_count(); }
 size_t Engine::lease_count() const { return parts_->leases->size(); }
 size_t Engine::compaction_rows_pending() const { return parts_->kv->pending_rows(); }
 Result<int64_t> Engine::DatabaseSizeBytes() { return parts_->backend->SizeBytes(); }
+Result<int64_t> Engine::DatabaseSizeInUseBytes() { return parts_->backend->SizeInUseBytes(); }
+
+Result<HashKVResponse> Engine::HashKV(const HashKVRequest& request) {
+  if (!failed_.ok()) return Stopped(failed_);
+  return parts_->kv->HashKV(request.revision);
+}
+
+Result<HashResponse> Engine::Hash() {
+  if (!failed_.ok()) return Stopped(failed_);
+  return parts_->kv->Hash();
+}
+
+Result<DefragmentResponse> Engine::Defragment() {
+  if (!failed_.ok()) return Stopped(failed_);
+  SqliteBackend& backend = *parts_->backend;
+  KvStore& kv = *parts_->kv;
+  if (kv.pending_rows() > 0) {
+    // Otherwise their pages stay in use until Commits remove them, and
+    // the defragmented file would not shrink.
+    Status s = backend.BeginBatch();
+    if (s.ok()) s = kv.DeletePendingRows(SIZE_MAX).status();
+    if (!s.ok()) {
+      failed_ = s;
+      backend.RollbackBatch();
+      kv.DropEvents();
+      return Stopped(s);
+    }
+  }
+  NATCD_RETURN_IF_ERROR(Commit());
+  NATCD_RETURN_IF_ERROR(backend.Vacuum());
+  DefragmentResponse response;
+  response.header.revision = kv.revision();
+  return response;
+}
 
 }  // namespace natcd

@@ -117,6 +117,13 @@ Result<server::RequestPayload> DecodeRequest(Method method, const ProtobufCMessa
       return server::RequestPayload(server::LeaseLeasesRequest{});
     case Method::kStatus:
       return server::RequestPayload(server::StatusRequest{});
+    case Method::kHashKV:
+      return server::RequestPayload(
+          HashKVRequest{reinterpret_cast<const Natcd__V1__HashKVRequest*>(body)->revision});
+    case Method::kHash:
+      return server::RequestPayload(HashRequest{});
+    case Method::kDefragment:
+      return server::RequestPayload(DefragmentRequest{});
     case Method::kMoveLeader:
       return server::RequestPayload(server::MoveLeaderRequest{
           reinterpret_cast<const Natcd__V1__MoveLeaderRequest*>(body)->targetid});

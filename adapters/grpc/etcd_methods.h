@@ -31,6 +31,9 @@ enum class Method {
   kMemberPromote,
   kAlarm,
   kStatus,
+  kHashKV,
+  kHash,
+  kDefragment,
   kMoveLeader,
   kHealthCheck,
 };

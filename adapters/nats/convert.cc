@@ -344,4 +344,29 @@ const ProtobufCMessage* ToProto(const WriteResponse& in, const HeaderInfo& info,
       in);
 }
 
+Natcd__V1__HashKVResponse* ToProto(const HashKVResponse& in, const HeaderInfo& info,
+                                   ProtoArena* arena) {
+  auto* out = arena->New(natcd__v1__hash_kvresponse__init);
+  out->header = ToProto(in.header, info, arena);
+  out->hash = in.hash;
+  out->compact_revision = in.compact_revision;
+  out->hash_revision = in.hash_revision;
+  return out;
+}
+
+Natcd__V1__HashResponse* ToProto(const HashResponse& in, const HeaderInfo& info,
+                                 ProtoArena* arena) {
+  auto* out = arena->New(natcd__v1__hash_response__init);
+  out->header = ToProto(in.header, info, arena);
+  out->hash = in.hash;
+  return out;
+}
+
+Natcd__V1__DefragmentResponse* ToProto(const DefragmentResponse& in, const HeaderInfo& info,
+                                       ProtoArena* arena) {
+  auto* out = arena->New(natcd__v1__defragment_response__init);
+  out->header = ToProto(in.header, info, arena);
+  return out;
+}
+
 }  // namespace natcd::nats

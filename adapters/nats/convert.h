@@ -90,6 +90,11 @@ Natcd__V1__LeaseTimeToLiveResponse* ToProto(const LeaseTimeToLiveResponse& in,
                                             const HeaderInfo& info, ProtoArena* arena);
 Natcd__V1__LeaseLeasesResponse* ToProto(const LeaseLeasesResponse& in, const HeaderInfo& info,
                                         ProtoArena* arena);
+Natcd__V1__HashKVResponse* ToProto(const HashKVResponse& in, const HeaderInfo& info,
+                                   ProtoArena* arena);
+Natcd__V1__HashResponse* ToProto(const HashResponse& in, const HeaderInfo& info, ProtoArena* arena);
+Natcd__V1__DefragmentResponse* ToProto(const DefragmentResponse& in, const HeaderInfo& info,
+                                       ProtoArena* arena);
 // Any write response as its message.
 const ProtobufCMessage* ToProto(const WriteResponse& in, const HeaderInfo& info, ProtoArena* arena);
 

@@ -46,6 +46,14 @@ bool LeaderOnlyKind(EndpointKind kind) {
   }
 }
 
+// Requests about the member that receives them (served locally, never
+// forwarded): each member also answers them on P.fwd.<its ID>.<suffix>, so
+// that a client can ask every member in turn.
+bool PerMemberKind(EndpointKind kind) {
+  return kind == EndpointKind::kStatus || kind == EndpointKind::kHashKV ||
+         kind == EndpointKind::kHash || kind == EndpointKind::kDefragment;
+}
+
 // Where the leader holds extra subscriptions (LeadershipChanged).
 bool WeightedKind(EndpointKind kind) {
   switch (kind) {
@@ -124,6 +132,11 @@ NatsFrontEnd::NatsFrontEnd(natsConnection* nc, natsConnection* buffered_nc,
               &natcd__v1__watch_ack_request__descriptor);
   AddEndpoint("maint_status", "maint.status", true, K::kStatus,
               &natcd__v1__status_request__descriptor);
+  AddEndpoint("maint_hashkv", "maint.hashkv", true, K::kHashKV,
+              &natcd__v1__hash_kvrequest__descriptor);
+  AddEndpoint("maint_hash", "maint.hash", true, K::kHash, &natcd__v1__hash_request__descriptor);
+  AddEndpoint("maint_defrag", "maint.defrag", true, K::kDefragment,
+              &natcd__v1__defragment_request__descriptor);
   AddEndpoint("maint_moveleader", "maint.moveleader", true, K::kMoveLeader,
               &natcd__v1__move_leader_request__descriptor);
   AddEndpoint("member_list", "cluster.member.list", true, K::kMemberList,
@@ -179,10 +192,10 @@ Status NatsFrontEnd::Subscribe() {
   };
   for (auto& endpoint : endpoints_) {
     NATCD_RETURN_IF_ERROR(subscribe(endpoint->subject(), endpoint->queue_group(), endpoint.get()));
-    // Requests other members hand to this one as their leader, and the
-    // status a client asks of this member by its ID (`endpoint status
-    // --cluster`).
-    if (LeaderOnlyKind(endpoint->kind()) || endpoint->kind() == EndpointKind::kStatus) {
+    // Requests other members hand to this one as their leader, and what a
+    // client asks of this member by its ID (`endpoint status --cluster`,
+    // `endpoint hashkv --cluster`, `defrag --cluster`).
+    if (LeaderOnlyKind(endpoint->kind()) || PerMemberKind(endpoint->kind())) {
       std::string suffix(RequestSuffix(endpoint->subject(), options_.prefix));
       NATCD_RETURN_IF_ERROR(subscribe(
           ForwardPrefix(options_.prefix, reply_.header.member_id) + suffix, "", endpoint.get()));

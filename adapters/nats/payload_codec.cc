@@ -134,6 +134,19 @@ WireRequest EncodeWireRequest(const server::RequestPayload& payload) {
           natcd__v1__member_promote_request__init(&m);
           m.id = r.id;
           return Packed(K::kMemberPromote, "cluster.member.promote", &m.base);
+        } else if constexpr (std::is_same_v<T, HashKVRequest>) {
+          Natcd__V1__HashKVRequest m;
+          natcd__v1__hash_kvrequest__init(&m);
+          m.revision = r.revision;
+          return Packed(K::kHashKV, "maint.hashkv", &m.base);
+        } else if constexpr (std::is_same_v<T, HashRequest>) {
+          Natcd__V1__HashRequest m;
+          natcd__v1__hash_request__init(&m);
+          return Packed(K::kHash, "maint.hash", &m.base);
+        } else if constexpr (std::is_same_v<T, DefragmentRequest>) {
+          Natcd__V1__DefragmentRequest m;
+          natcd__v1__defragment_request__init(&m);
+          return Packed(K::kDefragment, "maint.defrag", &m.base);
         } else {
           static_assert(std::is_same_v<T, server::MoveLeaderRequest>, "every payload");
           Natcd__V1__MoveLeaderRequest m;
@@ -219,6 +232,31 @@ Result<server::Response> DecodeWireResponse(const server::RequestPayload& asked,
         } else if constexpr (std::is_same_v<T, server::MemberPromoteRequest>) {
           return DecodeMembership<Natcd__V1__MemberPromoteResponse>(
               &natcd__v1__member_promote_response__descriptor, body, raft_term);
+        } else if constexpr (std::is_same_v<T, HashKVRequest>) {
+          return Decode<HashKVResponse, Natcd__V1__HashKVResponse>(
+              &natcd__v1__hash_kvresponse__descriptor, body, raft_term,
+              [](const Natcd__V1__HashKVResponse& in, HashKVResponse* out) {
+                out->header = FromProto(in.header);
+                out->hash = in.hash;
+                out->compact_revision = in.compact_revision;
+                out->hash_revision = in.hash_revision;
+                return Status::OK();
+              });
+        } else if constexpr (std::is_same_v<T, HashRequest>) {
+          return Decode<HashResponse, Natcd__V1__HashResponse>(
+              &natcd__v1__hash_response__descriptor, body, raft_term,
+              [](const Natcd__V1__HashResponse& in, HashResponse* out) {
+                out->header = FromProto(in.header);
+                out->hash = in.hash;
+                return Status::OK();
+              });
+        } else if constexpr (std::is_same_v<T, DefragmentRequest>) {
+          return Decode<DefragmentResponse, Natcd__V1__DefragmentResponse>(
+              &natcd__v1__defragment_response__descriptor, body, raft_term,
+              [](const Natcd__V1__DefragmentResponse& in, DefragmentResponse* out) {
+                out->header = FromProto(in.header);
+                return Status::OK();
+              });
         } else {
           static_assert(std::is_same_v<T, server::MoveLeaderRequest>, "every payload");
           return Decode<server::MoveLeaderResponse, Natcd__V1__MoveLeaderResponse>(

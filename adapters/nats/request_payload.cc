@@ -61,6 +61,13 @@ Result<server::RequestPayload> ToPayload(EndpointKind kind, const ProtobufCMessa
       return server::RequestPayload(server::LeaseLeasesRequest{});
     case EndpointKind::kStatus:
       return server::RequestPayload(server::StatusRequest{});
+    case EndpointKind::kHashKV:
+      return server::RequestPayload(
+          HashKVRequest{reinterpret_cast<const Natcd__V1__HashKVRequest*>(body)->revision});
+    case EndpointKind::kHash:
+      return server::RequestPayload(HashRequest{});
+    case EndpointKind::kDefragment:
+      return server::RequestPayload(DefragmentRequest{});
     case EndpointKind::kMoveLeader:
       return server::RequestPayload(server::MoveLeaderRequest{
           reinterpret_cast<const Natcd__V1__MoveLeaderRequest*>(body)->targetid});

@@ -57,6 +57,16 @@ class KvStore {
   // revision when it has none) and detaches them.
   Status DeleteLeaseKeys(int64_t lease_id);
 
+  // etcd's HashKV over the logical MVCC state (core/mvcc/kv_store_hash.cc):
+  // every write with revision in (compact revision, revision] plus the
+  // writes at or below the compact revision that compaction keeps; rows it
+  // dropped but not yet removed from SQLite are left out, so members agree
+  // whatever their removal progress. revision 0: the current one.
+  Result<HashKVResponse> HashKV(int64_t revision);
+  // etcd's Hash (testing only): every stored row of the kv and lease tables,
+  // as they are on disk (dropped rows not yet removed included).
+  Result<HashResponse> Hash();
+
   // Removes up to max_rows of the rows dropped by compaction, in the open
   // batch. Returns how many remain.
   Result<size_t> DeletePendingRows(size_t max_rows);
@@ -96,6 +106,8 @@ class KvStore {
   // head, value included); the head's value only when with_value.
   Status LoadVisible(KeyEntry& entry, const RevRecord& record, bool with_value, KeyValue* kv);
   Status CheckReadRevision(int64_t revision) const;
+  // Whether compaction keeps the write at row (its key's index entry has it).
+  bool Kept(const RevisionRow& row);
   Status ValidatePut(const PutRequest& request);
   Status ValidateRange(const RangeRequest& request) const;
   // Static txn checks (etcd checkTxnRequest; Txn runs checkIntervals after).

@@ -238,7 +238,9 @@ void Member::Impl::RecordState() {
     next_db_size_ms = now + 1'000;
     if (Result<int64_t> size = engine->DatabaseSizeBytes(); size.ok()) {
       m->db_total_size.Set(*size);
-      m->db_total_size_in_use.Set(*size);
+    }
+    if (Result<int64_t> in_use = engine->DatabaseSizeInUseBytes(); in_use.ok()) {
+      m->db_total_size_in_use.Set(*in_use);
     }
   }
 }

@@ -125,7 +125,8 @@ void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answer
           s.header = Now();
           Result<int64_t> size = engine->DatabaseSizeBytes();
           s.db_size = size.ok() ? *size : 0;
-          s.db_size_in_use = s.db_size;
+          Result<int64_t> in_use = engine->DatabaseSizeInUseBytes();
+          s.db_size_in_use = in_use.ok() ? *in_use : s.db_size;
           s.leader = raft->lead();
           s.raft_index = raft->last_index();
           s.raft_applied_index = applied_index;
@@ -133,6 +134,23 @@ void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answer
           const raft::ConfState cs = raft->conf_state();
           s.is_learner = std::count(cs.learners.begin(), cs.learners.end(), options.member_id) > 0;
           return Response(std::move(s));
+        } else if constexpr (std::is_same_v<T, HashKVRequest>) {
+          // On the member thread, as etcd's (which holds its store's read
+          // lock): the hash is of the applied state at one revision.
+          Result<HashKVResponse> hash = engine->HashKV(r);
+          if (!hash.ok()) return hash.status();
+          return Response(std::move(hash).value());
+        } else if constexpr (std::is_same_v<T, HashRequest>) {
+          Result<HashResponse> hash = engine->Hash();
+          if (!hash.ok()) return hash.status();
+          return Response(std::move(hash).value());
+        } else if constexpr (std::is_same_v<T, DefragmentRequest>) {
+          // Blocks this member's turn (see Engine::Defragment): etcd too
+          // stops serving while it defragments; the others keep serving.
+          Result<DefragmentResponse> done = engine->Defragment();
+          if (!done.ok()) return done.status();
+          next_db_size_ms = 0;  // the metrics show the new size next turn
+          return Response(std::move(done).value());
         } else if constexpr (std::is_same_v<T, MemberListRequest>) {
           return Response(MemberListResponse{Now(), membership.Members(raft->conf_state())});
         } else {

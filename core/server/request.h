@@ -26,6 +26,10 @@ using NodeId = uint64_t;
 
 struct LeaseLeasesRequest {};
 
+// HashKVRequest, HashRequest and DefragmentRequest (natcd/types.h) are
+// served by the member that receives them, never forwarded: as etcd's,
+// each is about one member's own database.
+
 struct StatusRequest {};
 struct StatusResponse {
   ResponseHeader header;
@@ -81,13 +85,15 @@ using RequestPayload =
     std::variant<RangeRequest, PutRequest, DeleteRangeRequest, TxnRequest, CompactionRequest,
                  LeaseGrantRequest, LeaseRevokeRequest, LeaseKeepAliveRequest,
                  LeaseTimeToLiveRequest, LeaseLeasesRequest, StatusRequest, MemberListRequest,
-                 MemberAddRequest, MemberRemoveRequest, MemberPromoteRequest, MoveLeaderRequest>;
+                 MemberAddRequest, MemberRemoveRequest, MemberPromoteRequest, MoveLeaderRequest,
+                 HashKVRequest, HashRequest, DefragmentRequest>;
 
 using Response =
     std::variant<RangeResponse, PutResponse, DeleteRangeResponse, TxnResponse, CompactionResponse,
                  LeaseGrantResponse, LeaseRevokeResponse, LeaseKeepAliveResponse,
                  LeaseTimeToLiveResponse, LeaseLeasesResponse, StatusResponse, MemberListResponse,
-                 MemberAddResponse, MembershipResponse, MoveLeaderResponse>;
+                 MemberAddResponse, MembershipResponse, MoveLeaderResponse, HashKVResponse,
+                 HashResponse, DefragmentResponse>;
 
 // Facts of the moment a response is sent that a front end puts in its
 // response header or uses to send it.

@@ -343,4 +343,31 @@ Result<int64_t> SqliteBackend::SizeBytes() {
   return size;
 }
 
+Result<int64_t> SqliteBackend::SizeInUseBytes() {
+  sqlite3_stmt* stmt = nullptr;
+  NATCD_RETURN_IF_ERROR(
+      Prepare("SELECT (page_count - freelist_count) * page_size "
+              "FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()",
+              &stmt));
+  int64_t size = 0;
+  int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) size = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW) return Error("size in use");
+  return size;
+}
+
+Status SqliteBackend::Vacuum() {
+  if (in_batch_) return Status::Internal("vacuum inside a batch");
+  // temp_store=MEMORY (Init) would hold the whole copy in memory.
+  NATCD_RETURN_IF_ERROR(Exec("PRAGMA temp_store=FILE"));
+  Status s = Exec("VACUUM");
+  Status restored = Exec("PRAGMA temp_store=MEMORY");
+  NATCD_RETURN_IF_ERROR(s);
+  NATCD_RETURN_IF_ERROR(restored);
+  // The rewritten pages went through the WAL; until a checkpoint copies
+  // them back the file keeps its old size (and the WAL is as large again).
+  return Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
 }  // namespace natcd

@@ -118,6 +118,17 @@ class SqliteBackend {
 
   // Bytes the database file occupies (page_count * page_size).
   Result<int64_t> SizeBytes();
+  // Bytes of it in use: the pages not on SQLite's freelist ((page_count -
+  // freelist_count) * page_size). Compaction frees pages; Vacuum gives them
+  // back to the file system.
+  Result<int64_t> SizeInUseBytes();
+  // Rewrites the database without its free pages (VACUUM), then truncates
+  // the WAL the rewrite went through, so the file shrinks. Not inside a
+  // batch. Atomic: on failure (no room for the copy) nothing changed.
+  // The copy is built in a temporary file (SQLite's temp directory:
+  // SQLITE_TMPDIR, TMPDIR, /var/tmp, /tmp), not in memory: it is as large
+  // as the data.
+  Status Vacuum();
 
   // The connection, for state that must be durable exactly when the
   // engine's writes are (the Raft log shares the database and its batches:

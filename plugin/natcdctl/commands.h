@@ -17,6 +17,7 @@ void AddLeaseCommands(CLI::App& app, Context& ctx);        // lease ... (lease.c
 void AddEndpointCommands(CLI::App& app, Context& ctx);     // endpoint ... (endpoint.cc)
 void AddMemberCommands(CLI::App& app, Context& ctx);       // member ... (member.cc)
 void AddMoveLeaderCommand(CLI::App& app, Context& ctx);    // move-leader (maintenance.cc)
+void AddDefragCommand(CLI::App& app, Context& ctx);        // defrag (maintenance.cc)
 void AddConcurrencyCommands(CLI::App& app, Context& ctx);  // lock, elect (concurrency.cc)
 
 }  // namespace natcdctl

@@ -40,7 +40,7 @@ struct Options {
   std::string dial_timeout = "2s";
   bool hex = false;
   // Every member from the member list rather than the one reached
-  // (endpoint status and health).
+  // (endpoint status, health and hashkv; defrag).
   bool cluster = false;
 };
 

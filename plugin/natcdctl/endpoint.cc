@@ -1,40 +1,17 @@
-// natcdctl endpoint status and endpoint health, of the member the
+// natcdctl endpoint status, health and hashkv, of the member the
 // connection reaches or, with --cluster, of every member in the member
-// list. Members are reached over NATS only: each answers its status on
-// P.fwd.<member ID>.maint.status (docs/PROTOCOL.md), and the endpoint
-// column names the member (it has no URL of its own).
+// list. Members are reached over NATS only: each answers its status and
+// hash on P.fwd.<member ID>.maint.{status,hashkv} (docs/PROTOCOL.md), and
+// the endpoint column names the member (it has no URL of its own).
 #include <chrono>
 #include <memory>
 
 #include "plugin/natcdctl/commands.h"
 #include "plugin/natcdctl/format.h"
+#include "plugin/natcdctl/targets.h"
 
 namespace natcdctl {
 namespace {
-
-// Where a --cluster command goes: each member's ID and name.
-struct Target {
-  uint64_t id = 0;  // 0: the member the connection reaches
-  std::string endpoint;
-};
-
-// The members, or the one endpoint without --cluster. Prints the error and
-// returns its exit code when the member list fails.
-int Targets(const Context& ctx, const Conn& c, std::vector<Target>* out) {
-  if (!ctx.opts.cluster) {
-    out->push_back({0, ctx.Endpoint(c)});
-    return 0;
-  }
-  natcdMemberResponse* r = nullptr;
-  natcdStatus s = natcdMember_List(&r, c.client);
-  if (s != natcdStatus_OK) return LibFail(s);
-  for (size_t i = 0; i < r->n_members; ++i) {
-    const natcdMember& m = r->members[i];
-    out->push_back({m.id, m.name[0] ? m.name : HexId(m.id)});
-  }
-  natcdMemberResponse_Destroy(r);
-  return 0;
-}
 
 struct EndpointStatus {
   std::string endpoint;
@@ -224,6 +201,68 @@ int HealthCheck(Context& ctx) {
   return unhealthy ? Fail(kExitError, "unhealthy cluster") : 0;
 }
 
+struct EndpointHash {
+  std::string endpoint;
+  natcdHashKVResponse hash;
+};
+
+// etcdctl 3.4's output: "<endpoint>, <hash>" per member (simple), the
+// table of the two, or the response as JSON or fields.
+std::string HashKVOutput(const Printer& printer, const std::vector<EndpointHash>& list) {
+  std::string out;
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const EndpointHash& e = list[i];
+    const std::string hash = std::to_string(e.hash.hash);
+    switch (printer.format) {
+      case Format::kJson:
+        out += std::string(i ? "," : "[") + "{\"Endpoint\":" + JsonString(e.endpoint) +
+               ",\"HashKV\":{\"header\":" + HeaderJson(e.hash.header) + ",\"hash\":" + hash +
+               ",\"compact_revision\":" + std::to_string(e.hash.compact_revision) +
+               ",\"hash_revision\":" + std::to_string(e.hash.hash_revision) + "}}";
+        break;
+      case Format::kFields:
+        out += HeaderFields(e.hash.header) + "\"Endpoint\" : " + GoQuote(e.endpoint) +
+               "\n\"Hash\" : " + hash + "\n\n";
+        break;
+      case Format::kTable:
+        rows.push_back({e.endpoint, hash});
+        break;
+      default:
+        out += e.endpoint + ", " + hash + "\n";
+    }
+  }
+  if (printer.format == Format::kJson) out += list.empty() ? "[]\n" : "]\n";
+  if (printer.format == Format::kTable) out = Table({"endpoint", "hash"}, rows);
+  return out;
+}
+
+// etcdctl: a member that does not answer is reported on stderr, the others
+// printed, and the run fails.
+int HashKV(Context& ctx, int64_t rev) {
+  if (rev < 0) return Fail(kExitBadArgs, "bad revision " + std::to_string(rev));
+  Conn c;
+  if (int rc = ctx.Open(&c)) return rc;
+  std::vector<Target> targets;
+  if (int rc = Targets(ctx, c, &targets)) return rc;
+  std::vector<EndpointHash> list;
+  std::string failed;  // the last error, for etcdctl's closing "Error: ..."
+  for (const Target& t : targets) {
+    natcdHashKVResponse r;
+    natcdStatus s = t.id == 0 ? natcdMaint_HashKV(&r, c.client, rev)
+                              : natcdMaint_MemberHashKV(&r, c.client, t.id, rev);
+    if (s != natcdStatus_OK) {
+      failed = LibErrorText(s);
+      fprintf(stderr, "Failed to get the hash of endpoint %s (%s)\n", t.endpoint.c_str(),
+              failed.c_str());
+      continue;
+    }
+    list.push_back({t.endpoint, r});
+  }
+  Write(HashKVOutput(ctx.printer, list));
+  return failed.empty() ? 0 : Fail(kExitError, failed);
+}
+
 }  // namespace
 
 void AddEndpointCommands(CLI::App& app, Context& ctx) {
@@ -236,6 +275,11 @@ void AddEndpointCommands(CLI::App& app, Context& ctx) {
   endpoint_cmd->add_subcommand("status", "Prints out the status of the endpoint")->callback([&ctx] {
     ctx.rc = Status(ctx);
   });
+  auto rev = std::make_shared<int64_t>(0);
+  auto* hashkv = endpoint_cmd->add_subcommand(
+      "hashkv", "Prints the KV history hash for each endpoint in --endpoints");
+  hashkv->add_option("--rev", *rev, "maximum revision to hash (default: all revisions)");
+  hashkv->callback([&ctx, rev] { ctx.rc = HashKV(ctx, *rev); });
 }
 
 }  // namespace natcdctl

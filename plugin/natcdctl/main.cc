@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   AddEndpointCommands(app, ctx);
   AddMemberCommands(app, ctx);
   AddMoveLeaderCommand(app, ctx);
+  AddDefragCommand(app, ctx);
   app.add_subcommand("version", "Prints the version of natcdctl")->callback([&] {
     Write("natcdctl version: " + std::string(kVersion) + "\nAPI version: 3.5\n");
   });

@@ -1,7 +1,8 @@
-// natcdctl compaction and move-leader.
+// natcdctl compaction, defrag and move-leader.
 #include <memory>
 
 #include "plugin/natcdctl/commands.h"
+#include "plugin/natcdctl/targets.h"
 
 namespace natcdctl {
 namespace {
@@ -40,6 +41,29 @@ int MoveLeader(Context& ctx, const std::string& arg) {
   return 0;
 }
 
+// etcdctl defrag: each member in turn (one, or every member with
+// --cluster) rewrites its database; a failure is reported and the others
+// still go on; the run fails if any did.
+int Defrag(Context& ctx) {
+  Conn c;
+  if (int rc = ctx.Open(&c)) return rc;
+  std::vector<Target> targets;
+  if (int rc = Targets(ctx, c, &targets)) return rc;
+  bool failed = false;
+  for (const Target& t : targets) {
+    natcdStatus s = t.id == 0 ? natcdMaint_Defragment(nullptr, c.client)
+                              : natcdMaint_MemberDefragment(nullptr, c.client, t.id);
+    if (s != natcdStatus_OK) {
+      fprintf(stderr, "Failed to defragment etcd member[%s] (%s)\n", t.endpoint.c_str(),
+              LibErrorText(s).c_str());
+      failed = true;
+      continue;
+    }
+    Write("Finished defragmenting etcd member[" + t.endpoint + "]\n");
+  }
+  return failed ? kExitError : 0;
+}
+
 struct CompactionArgs {
   std::string rev;
   bool physical = false;
@@ -61,6 +85,12 @@ void AddMoveLeaderCommand(CLI::App& app, Context& ctx) {
   move_leader->add_option("transferee-member-id", *transferee, "the member's ID in hex")
       ->required();
   move_leader->callback([&ctx, transferee] { ctx.rc = MoveLeader(ctx, *transferee); });
+}
+
+void AddDefragCommand(CLI::App& app, Context& ctx) {
+  app.add_subcommand("defrag", "Defragments the storage of the natcd members")->callback([&ctx] {
+    ctx.rc = Defrag(ctx);
+  });
 }
 
 }  // namespace natcdctl

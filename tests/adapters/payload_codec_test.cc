@@ -108,6 +108,9 @@ std::string P(const server::MemberPromoteRequest& r) {
 std::string P(const server::MoveLeaderRequest& r) {
   return "MoveLeader{" + std::to_string(r.target) + "}";
 }
+std::string P(const HashKVRequest& r) { return "HashKV{" + std::to_string(r.revision) + "}"; }
+std::string P(const HashRequest&) { return "Hash{}"; }
+std::string P(const DefragmentRequest&) { return "Defragment{}"; }
 std::string P(const server::RequestPayload& p) {
   return std::visit([](const auto& r) { return P(r); }, p);
 }
@@ -184,6 +187,14 @@ std::string P(const server::MembershipResponse& r) {
   return "Membership{" + P(r.header) + "," + P(r.members) + "}";
 }
 std::string P(const server::MoveLeaderResponse& r) { return "MoveLeader{" + P(r.header) + "}"; }
+std::string P(const HashKVResponse& r) {
+  return "HashKV{" + P(r.header) + "," + std::to_string(r.hash) + "," +
+         std::to_string(r.compact_revision) + "," + std::to_string(r.hash_revision) + "}";
+}
+std::string P(const HashResponse& r) {
+  return "Hash{" + P(r.header) + "," + std::to_string(r.hash) + "}";
+}
+std::string P(const DefragmentResponse& r) { return "Defragment{" + P(r.header) + "}"; }
 std::string P(const server::Response& r) {
   return std::visit([](const auto& v) { return P(v); }, r);
 }
@@ -232,6 +243,12 @@ EndpointOf Endpoint(EndpointKind kind) {
       return {"cluster.member.remove", &natcd__v1__member_remove_request__descriptor};
     case K::kMemberPromote:
       return {"cluster.member.promote", &natcd__v1__member_promote_request__descriptor};
+    case K::kHashKV:
+      return {"maint.hashkv", &natcd__v1__hash_kvrequest__descriptor};
+    case K::kHash:
+      return {"maint.hash", &natcd__v1__hash_request__descriptor};
+    case K::kDefragment:
+      return {"maint.defrag", &natcd__v1__defragment_request__descriptor};
     default:
       return {"", nullptr};
   }
@@ -317,7 +334,10 @@ std::vector<server::RequestPayload> EveryPayload() {
           server::MemberAddRequest{"n4", true},
           server::MemberRemoveRequest{0xfeedface12345678},
           server::MemberPromoteRequest{0x0123456789abcdef},
-          server::MoveLeaderRequest{0x9bd11d00c67a72ff}};
+          server::MoveLeaderRequest{0x9bd11d00c67a72ff},
+          HashKVRequest{77},
+          HashRequest{},
+          DefragmentRequest{}};
 }
 
 TEST(PayloadCodec, EveryRequestIsWhatTheLeaderDecodes) {
@@ -394,6 +414,9 @@ std::vector<Exchange> EveryResponse() {
       {server::MemberRemoveRequest{}, server::MembershipResponse{{20}, {members[0]}}},
       {server::MemberPromoteRequest{}, server::MembershipResponse{{21}, members}},
       {server::MoveLeaderRequest{}, server::MoveLeaderResponse{{22}}},
+      {HashKVRequest{}, HashKVResponse{{23}, 0xdeadbeef, 7, 23}},
+      {HashRequest{}, HashResponse{{24}, 0xfeedf00d}},
+      {DefragmentRequest{}, DefragmentResponse{{25}}},
   };
 }
 

@@ -1,5 +1,6 @@
-// Maintenance and cluster calls: status (through any member and of one
-// member by its ID), move-leader, member list/add/remove/promote.
+// Maintenance and cluster calls: status, hashkv, hash and defragment
+// (through any member and of one member by its ID), move-leader, member
+// list/add/remove/promote.
 #include "common.h"
 #include "compat_header.h"
 #include "tests.h"
@@ -47,6 +48,86 @@ static void test_status(void** state) {
   st = (natcdStatusResponse*)1;
   ASSERT_STATUS(natcdStatus_NoResponders, natcdMaint_MemberStatus(&st, g_client, 0x1234));
   assert_null(st);
+}
+
+static void test_hash_kv(void** state) {
+  (void)state;
+  natcdHashKVResponse h;
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_HashKV(NULL, g_client, 0));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_HashKV(&h, NULL, 0));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_HashKV(&h, g_client, -1));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_MemberHashKV(&h, g_client, 0, 0));
+
+  const int64_t rev = test_Put(g_client, "/maint/hash", "1");
+  ASSERT_OK(natcdMaint_HashKV(&h, g_client, 0));
+  assert_true(h.header.member_id != 0);
+  assert_true(h.hash_revision >= rev);
+  assert_int_equal(h.hash_revision, h.header.revision);
+  natcdHashKVResponse at_rev;
+  ASSERT_OK(natcdMaint_HashKV(&at_rev, g_client, rev));
+  assert_int_equal(at_rev.hash_revision, rev);
+
+  // Later writes leave the hash at rev alone; the current one changes.
+  test_Put(g_client, "/maint/hash", "2");
+  natcdHashKVResponse again;
+  ASSERT_OK(natcdMaint_HashKV(&again, g_client, rev));
+  assert_int_equal(again.hash, at_rev.hash);
+  ASSERT_OK(natcdMaint_HashKV(&again, g_client, 0));
+  assert_int_not_equal(again.hash, at_rev.hash);
+  // The member by its ID answers the same.
+  natcdHashKVResponse mine;
+  ASSERT_OK(natcdMaint_MemberHashKV(&mine, g_client, h.header.member_id, rev));
+  assert_int_equal(mine.hash, at_rev.hash);
+  assert_int_equal(mine.header.member_id, h.header.member_id);
+  ASSERT_STATUS(natcdStatus_NoResponders, natcdMaint_MemberHashKV(&mine, g_client, 0x1234, 0));
+
+  // etcd's errors: a future revision, a compacted one.
+  ASSERT_STATUS(natcdStatus_BadRequest,
+                natcdMaint_HashKV(&h, g_client, again.header.revision + 1000));
+  const int64_t now = test_Put(g_client, "/maint/hash", "3");
+  ASSERT_OK(natcdKV_Compact(NULL, g_client, now, false));
+  ASSERT_STATUS(natcdStatus_Compacted, natcdMaint_HashKV(&h, g_client, rev));
+  ASSERT_OK(natcdMaint_HashKV(&h, g_client, now));
+  assert_int_equal(h.compact_revision, now);
+
+  uint32_t whole = 0;
+  natcdHeader header = {0};
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_Hash(NULL, NULL, g_client));
+  ASSERT_OK(natcdMaint_Hash(&whole, &header, g_client));
+  assert_int_equal(header.member_id, h.header.member_id);
+  ASSERT_OK(natcdMaint_Hash(&whole, NULL, g_client));
+}
+
+static void test_defragment(void** state) {
+  (void)state;
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_Defragment(NULL, NULL));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_MemberDefragment(NULL, g_client, 0));
+  char value[1024];
+  memset(value, 'v', sizeof value - 1);
+  value[sizeof value - 1] = '\0';
+  int64_t rev = 0;
+  for (int i = 0; i < 500; ++i) rev = test_Put(g_client, "/maint/defrag", value);
+  ASSERT_OK(natcdKV_Compact(NULL, g_client, rev, true));
+  natcdHashKVResponse before;
+  ASSERT_OK(natcdMaint_HashKV(&before, g_client, 0));
+  natcdStatusResponse* st = NULL;
+  ASSERT_OK(natcdMaint_Status(&st, g_client));
+  const int64_t size = st->db_size;
+  assert_true(st->db_size_in_use < size);  // compaction freed pages
+  natcdStatusResponse_Destroy(st);
+
+  natcdHeader h = {0};
+  ASSERT_OK(natcdMaint_Defragment(&h, g_client));
+  assert_int_equal(h.member_id, before.header.member_id);
+  ASSERT_OK(natcdMaint_Status(&st, g_client));
+  assert_true(st->db_size < size);
+  assert_int_equal(st->db_size_in_use, st->db_size);
+  natcdStatusResponse_Destroy(st);
+  natcdHashKVResponse after;
+  ASSERT_OK(natcdMaint_HashKV(&after, g_client, 0));
+  assert_int_equal(after.hash, before.hash);  // the same state, in fewer pages
+  ASSERT_OK(natcdMaint_MemberDefragment(NULL, g_client, h.member_id));
+  ASSERT_STATUS(natcdStatus_NoResponders, natcdMaint_MemberDefragment(NULL, g_client, 0x1234));
 }
 
 static void test_move_leader(void** state) {
@@ -124,6 +205,8 @@ static void test_members(void** state) {
 const struct CMUnitTest maint_tests[] = {
     cmocka_unit_test(test_null_destroy_and_args),
     cmocka_unit_test(test_status),
+    cmocka_unit_test(test_hash_kv),
+    cmocka_unit_test(test_defragment),
     cmocka_unit_test(test_move_leader),
     cmocka_unit_test(test_members),
 };

@@ -29,8 +29,9 @@ class GrpcClusterTest : public ::testing::Test {
       endpoints_[name] = EtcdEndpointOf(*members_[name]);
       ASSERT_FALSE(endpoints_[name].empty()) << members_[name]->Log();
     }
-    ASSERT_TRUE(Eventually([&] { return Run({"put", "/ready", "1"}, endpoints_["n1"]).code == 0; }))
-        << "no leader";
+    ASSERT_TRUE(Eventually([&] {
+      return Run({"put", "/ready", "1"}, endpoints_["n1"]).code == 0;
+    })) << "no leader";
   }
   void TearDown() override {
     if (!HasFailure()) return;
@@ -45,8 +46,9 @@ class GrpcClusterTest : public ::testing::Test {
 
   CommandResult Run(const std::vector<std::string>& args, const std::string& endpoints,
                     const std::string& input = "") {
-    std::vector<std::string> argv = {"/usr/bin/etcdctl", "--endpoints", endpoints,
-                                     "--dial-timeout", "2s", "--command-timeout", "5s"};
+    std::vector<std::string> argv = {
+        "/usr/bin/etcdctl",  "--endpoints", endpoints, "--dial-timeout", "2s",
+        "--command-timeout", "5s"};
     argv.insert(argv.end(), args.begin(), args.end());
     const int n = counter_++;
     const std::string in = scratch_.File("in-" + std::to_string(n));
@@ -119,8 +121,8 @@ TEST_F(GrpcClusterTest, EveryMemberServesWritesAndLinearizableReads) {
   const std::string leader = Leader();
   ASSERT_FALSE(leader.empty());
   const std::string follower = leader == "n1" ? "n2" : "n1";
-  CommandResult r = Run({"txn"}, endpoints_[follower],
-                        "value(\"/c/n1\") = \"by-n1\"\n\nput /c/txn ok\n\n\n");
+  CommandResult r =
+      Run({"txn"}, endpoints_[follower], "value(\"/c/n1\") = \"by-n1\"\n\nput /c/txn ok\n\n\n");
   EXPECT_EQ(r.out, "SUCCESS\n\nOK\n") << r.err;
 }
 
@@ -153,8 +155,9 @@ TEST_F(GrpcClusterTest, AClientWithEveryEndpointSurvivesTheLeadersDeath) {
   // A few election timeouts: a new leader, and etcdctl fails over to a
   // live endpoint.
   const auto killed = std::chrono::steady_clock::now();
-  ASSERT_TRUE(Eventually([&] { return Run({"put", "/after", "1"}, AllEndpoints()).code == 0; }))
-      << "no write after the leader was killed";
+  ASSERT_TRUE(Eventually([&] {
+    return Run({"put", "/after", "1"}, AllEndpoints()).code == 0;
+  })) << "no write after the leader was killed";
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - killed)
                       .count();

@@ -38,6 +38,20 @@ TEST_F(ClusterTest, EndpointStatusAndHealth) {
       << "[" << r.out << "] [" << r.err << "]";
 }
 
+TEST_F(ClusterTest, HashKvAndDefrag) {
+  ASSERT_EQ(Run({"put", "/hash/k", "v"}).code, 0);
+  CommandResult first = Run({"endpoint", "hashkv"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_TRUE(std::regex_match(first.out, std::regex(endpoint_ + ", [0-9]+\n"))) << first.out;
+  CommandResult r = Run({"defrag"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "Finished defragmenting etcd member[" + endpoint_ + "]\n");
+  // Defragmenting changes no key: the hash stays.
+  EXPECT_EQ(Run({"endpoint", "hashkv"}).out, first.out);
+  ASSERT_EQ(Run({"put", "/hash/k", "w"}).code, 0);
+  EXPECT_NE(Run({"endpoint", "hashkv"}).out, first.out);
+}
+
 TEST_F(ClusterTest, NoAlarmIsRaised) {
   CommandResult r = Run({"alarm", "list"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -45,8 +45,9 @@ class TlsTest : public ::testing::Test {
   }
 
   CommandResult Etcdctl(std::vector<std::string> tls, const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/etcdctl", "--endpoints", "https://" + endpoint_,
-                                     "--dial-timeout", "3s", "--command-timeout", "5s"};
+    std::vector<std::string> argv = {
+        "/usr/bin/etcdctl",  "--endpoints", "https://" + endpoint_, "--dial-timeout", "3s",
+        "--command-timeout", "5s"};
     argv.insert(argv.end(), tls.begin(), tls.end());
     argv.insert(argv.end(), args.begin(), args.end());
     const int n = counter_++;
@@ -71,9 +72,9 @@ class TlsTest : public ::testing::Test {
 };
 
 TEST_F(TlsTest, AClientCertificateSignedByTheTrustedCaIsServed) {
-  const std::vector<std::string> tls = {"--cacert", certs_.File("ca.crt"), "--cert",
-                                        certs_.File("client.crt"), "--key",
-                                        certs_.File("client.key")};
+  const std::vector<std::string> tls = {"--cacert", certs_.File("ca.crt"),
+                                        "--cert",   certs_.File("client.crt"),
+                                        "--key",    certs_.File("client.key")};
   CommandResult r = Etcdctl(tls, {"put", "/tls/k", "v"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "OK\n");
@@ -84,9 +85,16 @@ TEST_F(TlsTest, WithoutAClientCertificateTheCallFails) {
   CommandResult r = Etcdctl({"--cacert", certs_.File("ca.crt")}, {"put", "/tls/k", "v"});
   EXPECT_NE(r.code, 0);
   // Nor in plain text.
-  std::vector<std::string> argv = {"/usr/bin/etcdctl", "--endpoints", "http://" + endpoint_,
-                                   "--dial-timeout", "2s", "--command-timeout", "3s",
-                                   "put", "/tls/k", "v"};
+  std::vector<std::string> argv = {"/usr/bin/etcdctl",
+                                   "--endpoints",
+                                   "http://" + endpoint_,
+                                   "--dial-timeout",
+                                   "2s",
+                                   "--command-timeout",
+                                   "3s",
+                                   "put",
+                                   "/tls/k",
+                                   "v"};
   const std::string in = data_.File("plain-in");
   { std::ofstream f(in); }
   pid_t pid = SpawnProcess(argv, in, data_.File("plain-out"), data_.File("plain-err"),

@@ -70,7 +70,8 @@ TEST_F(DiscoveryTest, PingInfoStatsInEveryForm) {
        {"natcd.kv.range", "natcd.kv.put", "natcd.kv.delete", "natcd.kv.txn", "natcd.kv.compact",
         "natcd.lease.grant", "natcd.lease.revoke", "natcd.lease.keepalive",
         "natcd.lease.timetolive", "natcd.lease.leases", "natcd.watch.create", "natcd.watch.cancel",
-        "natcd.watch.progress", "natcd.maint.status", "natcd.cluster.member.list"}) {
+        "natcd.watch.progress", "natcd.maint.status", "natcd.maint.hashkv", "natcd.maint.hash",
+        "natcd.maint.defrag", "natcd.cluster.member.list"}) {
     EXPECT_EQ(subjects.count(s), 1u) << s << " missing from INFO";
   }
 }

@@ -233,6 +233,24 @@ TEST_F(WireJsonTest, WatchCalls) {
   EXPECT_NE(again.reply.error.find("ErrWatchNotFound"), std::string::npos);
 }
 
+TEST_F(WireJsonTest, HashKVHashAndDefragment) {
+  auto put = Ok(client_.get(), "kv.put", "{" + K("key", "/j/hk") + "," + K("value", "1") + "}");
+  const std::string rev = put.json["header"]["revision"].text;
+  auto hash = Ok(client_.get(), "maint.hashkv", "{\"revision\":\"" + rev + "\"}");
+  ExpectHeader(hash.json, std::stoll(rev));
+  EXPECT_TRUE(hash.json["hash"].is_number());
+  EXPECT_EQ(hash.json["hashRevision"].text, rev);
+  auto current = Ok(client_.get(), "maint.hashkv", "{}");
+  EXPECT_EQ(current.json["hash"].text, hash.json["hash"].text);
+  JsonReply future = CallJson(client_.get(), "maint.hashkv", "{\"revision\":\"100000\"}");
+  EXPECT_EQ(future.reply.code, 400);
+  EXPECT_NE(future.reply.error.find("ErrFutureRev"), std::string::npos) << future.reply.error;
+  auto whole = Ok(client_.get(), "maint.hash", "{}");
+  EXPECT_TRUE(whole.json["hash"].is_number());
+  auto defrag = Ok(client_.get(), "maint.defrag", "{}");
+  ExpectHeader(defrag.json, std::stoll(rev));
+}
+
 TEST_F(WireJsonTest, StatusAndMembers) {
   auto status = Ok(client_.get(), "maint.status", "{}");
   ExpectHeader(status.json, 0);

@@ -1,5 +1,5 @@
 // natcdctl end to end: endpoint health and, on a cluster of three,
-// endpoint status --cluster and endpoint health --cluster (each member
+// endpoint status/health/hashkv --cluster and defrag --cluster (each member
 // reached over NATS by its ID).
 #include <functional>
 #include <map>
@@ -167,6 +167,31 @@ TEST_F(NatcdctlClusterTest, StatusAndHealthOfEveryMember) {
       << health.out;
 }
 
+// Every member applied the same log: the same hash, before and after each
+// defragments its own database.
+TEST_F(NatcdctlClusterTest, HashKVIsEqualOnEveryMemberAndDefragKeepsIt) {
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(Ctl({"put", "/hkc/" + std::to_string(i % 5), std::to_string(i)}).code, 0);
+  }
+  ASSERT_EQ(Ctl({"del", "/hkc/0"}).code, 0);
+  const std::regex three("n[123], ([0-9]+)\nn[123], \\1\nn[123], \\1\n");
+  // A follower may not have applied the last write yet: until all agree.
+  CtlResult hashes = Until({"endpoint", "hashkv", "--cluster"}, [&](const CtlResult& r) {
+    return r.code == 0 && std::regex_match(r.out, three);
+  });
+  ASSERT_TRUE(std::regex_match(hashes.out, three)) << hashes.out << hashes.err;
+  for (const char* name : {"n1", "n2", "n3"}) {
+    EXPECT_NE(hashes.out.find(std::string(name) + ", "), std::string::npos) << hashes.out;
+  }
+
+  CtlResult defrag = Ctl({"defrag", "--cluster"});
+  EXPECT_EQ(defrag.code, 0) << defrag.err;
+  EXPECT_TRUE(std::regex_match(defrag.out,
+                               std::regex("(Finished defragmenting etcd member\\[n[123]\\]\n){3}")))
+      << defrag.out;
+  EXPECT_EQ(Ctl({"endpoint", "hashkv", "--cluster"}).out, hashes.out);
+}
+
 TEST_F(NatcdctlClusterTest, AMemberDownIsReportedAndTheRunFails) {
   ASSERT_EQ(members_["n3"]->Stop(), 0);
   // The other two go on (electing again if n3 led).
@@ -187,6 +212,14 @@ TEST_F(NatcdctlClusterTest, AMemberDownIsReportedAndTheRunFails) {
       << health.out;
   EXPECT_EQ(health.err.rfind("n3 is unhealthy: failed to commit proposal: ", 0), 0u) << health.err;
   EXPECT_NE(health.err.find("\nError: unhealthy cluster\n"), std::string::npos) << health.err;
+  CtlResult hashes = Ctl({"endpoint", "hashkv", "--cluster"});
+  EXPECT_EQ(hashes.code, 1);
+  EXPECT_EQ(hashes.err.rfind("Failed to get the hash of endpoint n3 (", 0), 0u) << hashes.err;
+  EXPECT_EQ(Count(hashes.out, "\n"), 2u) << hashes.out;
+  CtlResult defrag = Ctl({"defrag", "--cluster"});
+  EXPECT_EQ(defrag.code, 1);
+  EXPECT_EQ(defrag.err.rfind("Failed to defragment etcd member[n3] (", 0), 0u) << defrag.err;
+  EXPECT_EQ(Count(defrag.out, "Finished defragmenting etcd member["), 2u) << defrag.out;
   CtlResult table = Ctl({"endpoint", "health", "--cluster", "-w", "table"});
   EXPECT_TRUE(
       std::regex_search(table.out, std::regex("\\| +n3 \\| +false \\| [^|]+ \\| [^|]*[a-z]")))

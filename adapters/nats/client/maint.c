@@ -1,5 +1,5 @@
-// Maintenance: a member's status (through any member, or of one member by
-// its ID) and moving leadership.
+// Maintenance: a member's status, hash and defragmentation (through any
+// member, or of one member by its ID) and moving leadership.
 #include "internal.h"
 
 #include <inttypes.h>
@@ -79,4 +79,94 @@ natcdStatus natcdMaint_MoveLeader(natcdHeader* header, natcdClient* client, uint
   }
   if (reply != NULL) protobuf_c_message_free_unpacked(reply, NULL);
   return s;
+}
+
+// P.fwd.<member ID>.<what>: the subject every member subscribes for itself
+// (docs/PROTOCOL.md, "Clusters").
+static void _memberSuffix(char* out, size_t n, uint64_t member_id, const char* what) {
+  snprintf(out, n, "fwd.%016" PRIx64 ".%s", member_id, what);
+}
+
+static natcdStatus _hashKV(natcdHashKVResponse* resp, natcdClient* client, const char* suffix,
+                           int64_t revision) {
+  memset(resp, 0, sizeof *resp);
+  Natcd__V1__HashKVRequest req;
+  natcd__v1__hash_kvrequest__init(&req);
+  req.revision = revision;
+  ProtobufCMessage* reply = NULL;
+  natcdStatus s =
+      _request(&reply, client, suffix, &req.base, &natcd__v1__hash_kvresponse__descriptor, NULL);
+  if (s == natcdStatus_OK) {
+    const Natcd__V1__HashKVResponse* in = (const Natcd__V1__HashKVResponse*)reply;
+    _headerFromProto(&resp->header, in->header);
+    resp->hash = in->hash;
+    resp->compact_revision = in->compact_revision;
+    resp->hash_revision = in->hash_revision;
+  }
+  if (reply != NULL) protobuf_c_message_free_unpacked(reply, NULL);
+  return s;
+}
+
+natcdStatus natcdMaint_HashKV(natcdHashKVResponse* resp, natcdClient* client, int64_t revision) {
+  NATCD_CHECK_ARG(resp != NULL);
+  NATCD_CHECK_ARG(client != NULL);
+  NATCD_CHECK_ARG(revision >= 0);
+  return _hashKV(resp, client, "maint.hashkv", revision);
+}
+
+natcdStatus natcdMaint_MemberHashKV(natcdHashKVResponse* resp, natcdClient* client,
+                                    uint64_t member_id, int64_t revision) {
+  NATCD_CHECK_ARG(resp != NULL);
+  NATCD_CHECK_ARG(client != NULL);
+  NATCD_CHECK_ARG(member_id != 0);
+  NATCD_CHECK_ARG(revision >= 0);
+  char suffix[64];
+  _memberSuffix(suffix, sizeof suffix, member_id, "maint.hashkv");
+  return _hashKV(resp, client, suffix, revision);
+}
+
+natcdStatus natcdMaint_Hash(uint32_t* hash, natcdHeader* header, natcdClient* client) {
+  NATCD_CHECK_ARG(hash != NULL);
+  NATCD_CHECK_ARG(client != NULL);
+  Natcd__V1__HashRequest req;
+  natcd__v1__hash_request__init(&req);
+  ProtobufCMessage* reply = NULL;
+  natcdStatus s = _request(&reply, client, "maint.hash", &req.base,
+                           &natcd__v1__hash_response__descriptor, NULL);
+  if (s == natcdStatus_OK) {
+    const Natcd__V1__HashResponse* in = (const Natcd__V1__HashResponse*)reply;
+    *hash = in->hash;
+    if (header != NULL) _headerFromProto(header, in->header);
+  }
+  if (reply != NULL) protobuf_c_message_free_unpacked(reply, NULL);
+  return s;
+}
+
+static natcdStatus _defragment(natcdHeader* header, natcdClient* client, const char* suffix) {
+  Natcd__V1__DefragmentRequest req;
+  natcd__v1__defragment_request__init(&req);
+  ProtobufCMessage* reply = NULL;
+  // A retry after a timeout defragments again: harmless, and what etcdctl
+  // does when asked twice.
+  natcdStatus s = _request(&reply, client, suffix, &req.base,
+                           &natcd__v1__defragment_response__descriptor, NULL);
+  if (s == natcdStatus_OK && header != NULL) {
+    _headerFromProto(header, ((const Natcd__V1__DefragmentResponse*)reply)->header);
+  }
+  if (reply != NULL) protobuf_c_message_free_unpacked(reply, NULL);
+  return s;
+}
+
+natcdStatus natcdMaint_Defragment(natcdHeader* header, natcdClient* client) {
+  NATCD_CHECK_ARG(client != NULL);
+  return _defragment(header, client, "maint.defrag");
+}
+
+natcdStatus natcdMaint_MemberDefragment(natcdHeader* header, natcdClient* client,
+                                        uint64_t member_id) {
+  NATCD_CHECK_ARG(client != NULL);
+  NATCD_CHECK_ARG(member_id != 0);
+  char suffix[64];
+  _memberSuffix(suffix, sizeof suffix, member_id, "maint.defrag");
+  return _defragment(header, client, suffix);
 }

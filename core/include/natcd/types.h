@@ -197,6 +197,38 @@ struct LeaseLeasesResponse {
   std::vector<int64_t> ids;
 };
 
+// ---- Maintenance (member-local: each member answers for its own state) ----
+
+// etcd's HashKV: a hash of the MVCC state up to a revision, equal on every
+// member that applied the same log (see KvStore::HashKV for what it covers).
+struct HashKVRequest {
+  int64_t revision = 0;  // 0: the current revision
+};
+
+struct HashKVResponse {
+  ResponseHeader header;
+  uint32_t hash = 0;
+  // The compaction in force when the hash was taken (0: none; etcd says -1).
+  int64_t compact_revision = 0;
+  // The revision hashed up to (the current one for revision 0).
+  int64_t hash_revision = 0;
+};
+
+// etcd's Hash (testing only): a hash of the whole stored state.
+struct HashRequest {};
+
+struct HashResponse {
+  ResponseHeader header;
+  uint32_t hash = 0;
+};
+
+// etcd's Defragment: gives the pages compaction freed back to the file system.
+struct DefragmentRequest {};
+
+struct DefragmentResponse {
+  ResponseHeader header;
+};
+
 // Internal entries that only the leader proposes.
 
 // Revokes every listed lease that still exists: the batched expiry. Each

@@ -760,6 +760,51 @@ natcdStatus natcdMaint_MemberStatus(natcdStatusResponse** resp, natcdClient* cli
 /** NULL: no-op. */
 void natcdStatusResponse_Destroy(natcdStatusResponse* resp);
 
+/** HashKVResponse (etcd's): one member's hash of its MVCC state. */
+typedef struct natcdHashKVResponse {
+  natcdHeader header;        ///< header.member_id: the member that answered.
+  uint32_t hash;             ///< CRC-32C; compare between members of one natcd version.
+  int64_t compact_revision;  ///< The compaction in force (0: none).
+  int64_t hash_revision;     ///< The revision hashed up to.
+} natcdHashKVResponse;
+
+/**
+ * The hash of the MVCC state (every kept write up to `revision`; 0: the
+ * current revision) of whichever member the request reaches
+ * (P.maint.hashkv). Healthy members that applied the same log answer the
+ * same hash for the same revision and compact revision. Below the compact
+ * revision: natcdStatus_Compacted; past the current one:
+ * natcdStatus_BadRequest (ErrFutureRev).
+ */
+natcdStatus natcdMaint_HashKV(natcdHashKVResponse* resp, natcdClient* client, int64_t revision);
+
+/**
+ * The same, of the member `member_id` itself (P.fwd.<member ID as 16 hex
+ * digits>.maint.hashkv: etcdctl's `endpoint hashkv --cluster`). A member
+ * that is down is natcdStatus_NoResponders.
+ */
+natcdStatus natcdMaint_MemberHashKV(natcdHashKVResponse* resp, natcdClient* client,
+                                    uint64_t member_id, int64_t revision);
+
+/**
+ * etcd's Hash, for tests only: a hash of the whole stored state of the
+ * member the request reaches (P.maint.hash). header: NULL, or receives the
+ * answer's header.
+ */
+natcdStatus natcdMaint_Hash(uint32_t* hash, natcdHeader* header, natcdClient* client);
+
+/**
+ * Defragments the database of whichever member the request reaches
+ * (P.maint.defrag): it gives the space compaction freed back to the file
+ * system, serving nothing meanwhile. header: NULL, or receives the answer's
+ * header (header.member_id: the member defragmented).
+ */
+natcdStatus natcdMaint_Defragment(natcdHeader* header, natcdClient* client);
+
+/** The same, of the member `member_id` (P.fwd.<member ID>.maint.defrag). */
+natcdStatus natcdMaint_MemberDefragment(natcdHeader* header, natcdClient* client,
+                                        uint64_t member_id);
+
 /**
  * Hands leadership to `target_id` and returns once it leads (a no-op when
  * it leads already). header: NULL, or receives the answer's header.
