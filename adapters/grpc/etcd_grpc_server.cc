@@ -4,6 +4,8 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/server_credentials.h>
 
+#include <absl/synchronization/mutex.h>
+
 #include <chrono>
 #include <climits>
 #include <fstream>
@@ -151,6 +153,11 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   if (options.listen_urls.empty()) {
     return Status::InvalidArgument("ErrConfig", "no client URL to listen on");
   }
+  // Debian's Abseil is built with assertions on, so every absl::Mutex that
+  // grpc++ takes also records the lock order for deadlock detection, under
+  // one process-wide lock: contention on every call. grpc++ is not
+  // natcd's to debug; the detection is a debugging aid, off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   auto parts = std::make_unique<Parts>();
   parts->options = options;
   parts->clock = clock;

@@ -218,10 +218,7 @@ void Member::Impl::FlushProposals(Answers* answers) {
 
 void Member::Impl::Forward(std::unique_ptr<Request> request, Answers* answers) {
   const NodeId lead = raft->lead();
-  // Raft may name this member leader a moment before it has taken the
-  // leadership over (leader is set once it has): the request waits for
-  // that rather than travelling to itself.
-  if (lead == raft::kNoNode || lead == options.member_id || transport == nullptr) {
+  if (lead == raft::kNoNode || transport == nullptr) {
     // Held until a leader is known or the request times out.
     waiting_for_leader.push_back(std::move(request));
     return;
