@@ -194,6 +194,11 @@ std::string EncodeResponse(const server::Response& response, const ResponseInfo&
           m->header = ToProto(r.header, header, &arena);
           m->members = MembersProto(r.members, info, &m->n_members, &arena);
           return &m->base;
+        } else if constexpr (std::is_same_v<T, HashKVResponse>) {
+          auto* m = ToProto(r, header, &arena);
+          // etcd's store starts with compact revision -1 (never compacted).
+          if (r.compact_revision == 0) m->compact_revision = -1;
+          return &m->base;
         } else if constexpr (std::is_same_v<T, server::MoveLeaderResponse>) {
           auto* m = arena.New(natcd__v1__move_leader_response__init);
           m->header = ToProto(r.header, header, &arena);

@@ -46,6 +46,9 @@ TEST_F(ClusterTest, HashKvAndDefrag) {
   CommandResult r = Run({"defrag"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "Finished defragmenting etcd member[" + endpoint_ + "]\n");
+  // etcd's compact revision before any compaction is -1.
+  EXPECT_NE(Run({"endpoint", "hashkv", "-w", "json"}).out.find("\"compact_revision\":-1"),
+            std::string::npos);
   // Defragmenting changes no key: the hash stays.
   EXPECT_EQ(Run({"endpoint", "hashkv"}).out, first.out);
   ASSERT_EQ(Run({"put", "/hash/k", "w"}).code, 0);
