@@ -12,6 +12,7 @@
 
 namespace natcd::etcd_api {
 
+class LiveCalls;
 class WatchRegistry;
 
 struct CallContext {
@@ -22,6 +23,8 @@ struct CallContext {
   size_t request_bytes_max = 1'572'864;
   // The watches of every Watch stream (member thread).
   WatchRegistry* watches = nullptr;
+  // The open streams, ended when the server stops.
+  LiveCalls* live = nullptr;
 };
 
 }  // namespace natcd::etcd_api

@@ -13,6 +13,7 @@
 
 #include "adapters/grpc/etcd_methods.h"
 #include "adapters/grpc/lease_keepalive_call.h"
+#include "adapters/grpc/live_calls.h"
 #include "adapters/grpc/stream_call.h"
 #include "adapters/grpc/unary_call.h"
 #include "adapters/grpc/watch_call.h"
@@ -51,6 +52,14 @@ class EtcdService final : public grpc::CallbackGenericService {
       grpc::GenericCallbackServerContext* context) override {
     const MethodInfo* method = FindMethod(context->method());
     if (method == nullptr) return RejectedCall(Unimplemented(context->method()));
+    // clientv3's WithRequireLeader (kube-apiserver's watches, keep-alive
+    // streams): a member that knows no leader refuses the call, as etcd's
+    // interceptor does, so the client tries another member.
+    const auto& metadata = context->client_metadata();
+    auto require = metadata.find("hasleader");
+    if (require != metadata.end() && require->second == "true" && calls_->member->leader() == 0) {
+      return RejectedCall(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader"));
+    }
     switch (method->method) {
       case Method::kWatch:
         return WatchCall::Start(context, method, calls_);
@@ -139,6 +148,7 @@ struct EtcdGrpcServer::Parts {
   Clock* clock = nullptr;
   CallContext calls;
   std::unique_ptr<WatchRegistry> watches;
+  LiveCalls live;
   std::unique_ptr<EtcdService> service;
   std::unique_ptr<grpc::Server> server;
   std::vector<std::string> urls;
@@ -174,6 +184,7 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   };
   p->watches = std::make_unique<WatchRegistry>(&p->calls, options.watch_stream_bytes_max);
   p->calls.watches = p->watches.get();
+  p->calls.live = &p->live;
   p->service = std::make_unique<EtcdService>(&p->calls);
 
   grpc::ServerBuilder builder;
@@ -227,6 +238,9 @@ void EtcdGrpcServer::StopReceiving(int64_t deadline_ms) {
   Parts& p = *parts_;
   if (p.stopped) return;
   p.stopped = true;
+  // Streams never end by themselves: end them now, as etcd's clients expect
+  // of a member going away (they move to another endpoint).
+  p.live.EndAll(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: server stopped"));
   const int64_t wait_ms = std::max<int64_t>(0, deadline_ms - p.clock->MonotonicMs());
   p.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(wait_ms));
   p.server->Wait();

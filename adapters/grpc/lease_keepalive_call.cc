@@ -2,6 +2,7 @@
 
 #include "adapters/grpc/call_responder.h"
 #include "adapters/grpc/etcd_error.h"
+#include "adapters/grpc/live_calls.h"
 #include "adapters/grpc/message_decoder.h"
 
 namespace natcd::etcd_api {
@@ -11,6 +12,7 @@ grpc::ServerGenericBidiReactor* LeaseKeepAliveCall::Start(
     const CallContext* calls) {
   std::shared_ptr<LeaseKeepAliveCall> call(new LeaseKeepAliveCall(context, method, calls));
   call->Begin();
+  calls->live->Add(call);
   return call.get();
 }
 

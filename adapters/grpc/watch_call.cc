@@ -1,6 +1,7 @@
 #include "adapters/grpc/watch_call.h"
 
 #include "adapters/grpc/etcd_rpc.pb-c.h"
+#include "adapters/grpc/live_calls.h"
 #include "adapters/grpc/message_decoder.h"
 #include "adapters/grpc/watch_registry.h"
 
@@ -11,6 +12,7 @@ grpc::ServerGenericBidiReactor* WatchCall::Start(grpc::GenericCallbackServerCont
                                                  const CallContext* calls) {
   std::shared_ptr<WatchCall> call(new WatchCall(context, method, calls));
   call->Begin();
+  calls->live->Add(call);
   return call.get();
 }
 
