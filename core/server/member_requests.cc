@@ -147,7 +147,8 @@ void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answer
 // past the replicated deadline, or the lease's first on this leader) is
 // answered once the checkpoint that records it is applied
 // (AnswerHeldRenewals); the caller proposes that checkpoint. Any other at
-// once: keepalives every TTL/3 need one checkpoint in two TTLs or so.
+// once. A holder renewing every TTL/3 (etcd's clients) has every second
+// keepalive wait for a commit: a checkpoint each 2/3 of a TTL.
 bool Member::Impl::HandleKeepAlive(std::unique_ptr<Request> request, Answers* answers) {
   const LeaseKeepAliveRequest& keep = std::get<LeaseKeepAliveRequest>(request->payload);
   const int64_t now = clock->MonotonicMs();
