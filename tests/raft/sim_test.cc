@@ -315,9 +315,12 @@ TEST(RaftSimulation, ANewLeaderTakesOverLeasesBeforeApplyingEarlierCheckpoints) 
 // of the leader). Fix: answer such a keepalive once its checkpoint is
 // applied (at most one in half a TTL per lease goes through the log).
 // Fixed: such a keepalive is held until its checkpoint is applied, or
-// fails when leadership moves first (server/held_renewals.h).
+// fails when leadership moves first (server/held_renewals.h). Seeds 472
+// and 586 passed before the fix by timing; 340, 369, 570 and 2256 failed
+// (12 of seeds 1..3000 did, every one this case; none since, nor any of
+// 3001..23000).
 TEST(RaftSimulation, ARenewalAnsweredBeforeItsCheckpointIsLostWithTheLeader) {
-  ExpectSeedsPass({472, 586});
+  ExpectSeedsPass({472, 586, 340, 369, 570, 2256});
 }
 
 }  // namespace
