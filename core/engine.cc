@@ -349,6 +349,17 @@ std::optional<LeaseCheckpointRequest> Engine::LeaseCheckpoints(bool scan_all) {
   return request;
 }
 
+void Engine::LeaseCheckpointsDropped(const LeaseCheckpointRequest& request) {
+  std::vector<int64_t> ids;
+  ids.reserve(request.checkpoints.size());
+  for (const auto& cp : request.checkpoints) ids.push_back(cp.id);
+  parts_->leases->CheckpointsDropped(ids);
+}
+
+bool Engine::LeaseRenewalRecorded(int64_t id, int64_t renewed_at_ms) const {
+  return parts_->leases->RenewalRecorded(id, renewed_at_ms);
+}
+
 int64_t Engine::CompactRevision() const { return parts_->kv->compact_revision(); }
 
 Status Engine::ReadEvents(const std::string& key, const std::string& range_end,

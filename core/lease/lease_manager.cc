@@ -47,6 +47,14 @@ void LeaseManager::SetCheckpoint(int64_t id, int64_t remaining_ms) {
   if (lease == nullptr) return;
   lease->remaining_ms = remaining_ms;
   lease->checkpoint_due = false;
+  if (primary_ && lease->checkpoint_in_flight_ms != 0 &&
+      lease->checkpoint_in_flight_remaining_ms == remaining_ms) {
+    // The one this member offered: applied here later than any member
+    // could count it from.
+    lease->replicated_deadline_ms = lease->checkpoint_in_flight_ms;
+    lease->checkpoint_in_flight_ms = 0;
+    return;
+  }
   SetReplicatedDeadline(*lease);
 }
 
@@ -72,6 +80,7 @@ void LeaseManager::Promote(int64_t extend_ms) {
     lease.deadline_ms = lease.earned_deadline_ms + extend_ms;
     lease.expiring = false;
     lease.checkpoint_due = true;
+    lease.checkpoint_in_flight_ms = 0;
     by_deadline_.insert({lease.deadline_ms, id});
   }
 }
@@ -80,7 +89,10 @@ void LeaseManager::Demote() {
   primary_ = false;
   by_deadline_.clear();
   renewed_.clear();
-  for (auto& [id, lease] : leases_) lease.earned_deadline_ms = lease.deadline_ms = 0;
+  for (auto& [id, lease] : leases_) {
+    lease.earned_deadline_ms = lease.deadline_ms = 0;
+    lease.checkpoint_in_flight_ms = 0;
+  }
 }
 
 int64_t LeaseManager::KeepAlive(int64_t id) {
@@ -92,6 +104,17 @@ int64_t LeaseManager::KeepAlive(int64_t id) {
   SetDeadline(*lease, lease->earned_deadline_ms);
   renewed_.insert(id);
   return lease->ttl_s;
+}
+
+bool LeaseManager::RenewalRecorded(int64_t id, int64_t renewed_at_ms) const {
+  auto it = leases_.find(id);
+  if (it == leases_.end()) return true;
+  if (!primary_) return false;
+  const Lease& lease = it->second;
+  const int64_t ttl_ms = lease.ttl_s * 1000;
+  // The complement of what Checkpoints() offers a checkpoint for.
+  return !lease.checkpoint_due &&
+         renewed_at_ms + ttl_ms - lease.replicated_deadline_ms <= ttl_ms / 2;
 }
 
 int64_t LeaseManager::RemainingMs(int64_t id) const {
@@ -125,19 +148,24 @@ std::vector<LeaseManager::Checkpoint> LeaseManager::Checkpoints(bool scan_all) {
   const int64_t now = clock_->MonotonicMs();
   // What a new leader would start from (the replicated deadline) must stay
   // within half a TTL of what the holder earned.
+  std::unordered_set<int64_t> in_flight;  // renewed, considered once applied
   for (int64_t id : renewed_) {
     const Lease& lease = leases_.at(id);
     if (lease.expiring) continue;
+    if (lease.checkpoint_in_flight_ms != 0) {
+      in_flight.insert(id);
+      continue;
+    }
     if (lease.checkpoint_due ||
         lease.earned_deadline_ms - lease.replicated_deadline_ms > lease.ttl_s * 1000 / 2) {
       out.push_back({id, std::max<int64_t>(1, lease.earned_deadline_ms - now)});
     }
   }
-  renewed_.clear();
+  renewed_ = std::move(in_flight);
   if (scan_all) {
     // A restart counts the recorded remaining TTL again from the reopen.
     for (const auto& [id, lease] : leases_) {
-      if (lease.expiring) continue;
+      if (lease.expiring || lease.checkpoint_in_flight_ms != 0) continue;
       const int64_t ttl_ms = lease.ttl_s * 1000;
       const int64_t actual = std::max<int64_t>(1, lease.earned_deadline_ms - now);
       if (actual >= ttl_ms / 2) continue;
@@ -150,7 +178,22 @@ std::vector<LeaseManager::Checkpoint> LeaseManager::Checkpoints(bool scan_all) {
   out.erase(std::unique(out.begin(), out.end(),
                         [](const Checkpoint& a, const Checkpoint& b) { return a.id == b.id; }),
             out.end());
+  for (const Checkpoint& cp : out) {
+    Lease& lease = leases_.at(cp.id);
+    lease.checkpoint_in_flight_ms = now + cp.remaining_ms;
+    lease.checkpoint_in_flight_remaining_ms = cp.remaining_ms;
+  }
   return out;
+}
+
+void LeaseManager::CheckpointsDropped(const std::vector<int64_t>& ids) {
+  if (!primary_) return;
+  for (int64_t id : ids) {
+    Lease* lease = Find(id);
+    if (lease == nullptr || lease->checkpoint_in_flight_ms == 0) continue;
+    lease->checkpoint_in_flight_ms = 0;
+    renewed_.insert(id);
+  }
 }
 
 std::vector<int64_t> LeaseManager::Ids() const {

@@ -16,7 +16,12 @@
 // time) however many elections happen. A leader checkpoints a renewed lease once its earned
 // deadline runs more than half a TTL ahead of the replicated one, so that a
 // new leader never gives a kept lease less time than its holder needs to
-// renew (every TTL/3, as etcd clients do).
+// renew (every TTL/3, as etcd clients do); and such a renewal is answered
+// only once that checkpoint is applied (RenewalRecorded): answered before,
+// a leader that lost its leadership or died first left the next one the
+// old replicated deadline (the simulator's seeds 472 and 586). One
+// checkpoint per lease is in flight at a time, so at most one per half a
+// TTL goes through the log.
 //
 // Thread safety: none; owned by the Engine.
 #pragma once
@@ -50,6 +55,12 @@ struct Lease {
   // database: a restart, a snapshot installed), so the lag it measures may
   // be less than what the next leader will see.
   bool checkpoint_due = false;
+  // Leader only: a checkpoint of this lease was offered (Checkpoints) and
+  // is not applied yet: the remaining TTL it records and the deadline that
+  // is, counted from the offer on this member's clock (every member applies
+  // it later than that); 0: none.
+  int64_t checkpoint_in_flight_ms = 0;
+  int64_t checkpoint_in_flight_remaining_ms = 0;
   std::set<std::string> keys;
 };
 
@@ -66,6 +77,10 @@ class LeaseManager {
   void Remove(int64_t id);
   void Attach(int64_t id, const std::string& key);
   void Detach(int64_t id, const std::string& key);
+  // A checkpoint applied. On the primary, the one in flight (the same
+  // remaining TTL) makes the replicated deadline the one recorded at its
+  // offer (the earliest any member counts it from); any other (one offered
+  // before a Promote) counts from now, as on every other member.
   void SetCheckpoint(int64_t id, int64_t remaining_ms);
 
   // Leader duties. Promote: this member now decides expiry; every lease's
@@ -79,6 +94,13 @@ class LeaseManager {
   // Resets the deadline to now + TTL. Returns the TTL in seconds, or 0 when
   // the lease does not exist (etcd's keepalive answer). Only on the primary.
   int64_t KeepAlive(int64_t id);
+  // Whether a renewal at renewed_at_ms (this member's clock) is recorded
+  // well enough to be answered: a new leader would start the lease no more
+  // than half a TTL before the deadline the renewal earned (its replicated
+  // deadline, set by an applied checkpoint when the renewal needed one, no
+  // earlier than that; and no checkpoint is due). True for a lease that is
+  // gone (nothing to wait for), false on a member that is not the primary.
+  bool RenewalRecorded(int64_t id, int64_t renewed_at_ms) const;
   // Remaining milliseconds until expiry (>= 0), or -1 if there is no such
   // lease. On a non-primary member: the checkpoint, else the full TTL.
   int64_t RemainingMs(int64_t id) const;
@@ -89,15 +111,21 @@ class LeaseManager {
 
   // Primary only: the checkpoints worth recording now, by id. A lease
   // renewed since the last call whose earned deadline is more than half a
-  // TTL past its replicated one gets its remaining TTL (for a new leader).
-  // With scan_all, also every lease below half its TTL whose recorded
-  // remaining TTL exceeds the real one by max(1 s, TTL/10) or more (for a
-  // restart, where the recorded TTL counts again from the reopen).
+  // TTL past its replicated one, or that is due one (checkpoint_due), gets
+  // its remaining TTL (for a new leader). With scan_all, also every lease
+  // below half its TTL whose recorded remaining TTL exceeds the real one by
+  // max(1 s, TTL/10) or more (for a restart, where the recorded TTL counts
+  // again from the reopen). A lease with a checkpoint in flight gets none
+  // (a renewal meanwhile is considered again once it is applied); each
+  // offered one is in flight until applied (SetCheckpoint) or dropped.
   struct Checkpoint {
     int64_t id;
     int64_t remaining_ms;
   };
   std::vector<Checkpoint> Checkpoints(bool scan_all);
+  // The checkpoints of these leases never reached the log (Raft refused the
+  // proposal): offered again at the next Checkpoints() if still needed.
+  void CheckpointsDropped(const std::vector<int64_t>& ids);
 
   std::vector<int64_t> Ids() const;
   size_t size() const { return leases_.size(); }

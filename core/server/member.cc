@@ -249,11 +249,13 @@ void Member::Impl::Loop() {
   member_thread.AssertHeld();
   for (;;) {
     std::vector<Item> batch;
-    const bool more_sync = engine->watches().unsynced_size() > 0;
+    // Watchers to catch up, or entries proposed after this turn's batch
+    // went to Raft (a checkpoint a held renewal waits for): no idle wait.
+    const bool more = engine->watches().unsynced_size() > 0 || !turn_entries.empty();
     {
       MutexLock lock(&mu);
       if (queue.empty() && !stopping) {
-        wake.WaitFor(&mu, std::chrono::milliseconds(more_sync ? 0 : kIdleWaitMs));
+        wake.WaitFor(&mu, std::chrono::milliseconds(more ? 0 : kIdleWaitMs));
       }
       batch.swap(queue);
       if (stopping && batch.empty()) break;
@@ -279,6 +281,7 @@ void Member::Impl::Shutdown() {
   for (auto& moving : moving_leader) Answer_(&last, std::move(moving.request), Stopped());
   moving_leader.clear();
   stop_all(reads.TakeAll());
+  stop_all(held_renewals.TakeAll());
   // What arrived after the loop's last turn.
   std::vector<Item> late;
   {
@@ -372,6 +375,7 @@ void Member::TEST_Crash() {
   (void)impl.proposals.TakeAll();
   impl.waiting_for_leader.clear();
   (void)impl.reads.TakeAll();
+  (void)impl.held_renewals.TakeAll();
   impl.moving_leader.clear();
   {
     MutexLock lock(&impl.mu);

@@ -6,10 +6,11 @@
 //   member_ready.cc     the one Ready loop (persist, send, apply, commit,
 //                       Advance), ticks, log compaction, snapshot install
 //   member_apply.cc     log entries into the engine, remembered outcomes
-//   member_leader.cc    leader duties: lease expiry and checkpoints,
-//                       auto-compaction, lease promotion on a new leader
-// with proposals.h, linearizable_reads.h, membership.h, snapshot_shipper.h
-// and event_continuity.h holding their own state.
+//   member_leader.cc    leader duties: lease expiry and checkpoints, the
+//                       renewals held for their checkpoint, auto-compaction,
+//                       lease promotion on a new leader
+// with proposals.h, linearizable_reads.h, membership.h, snapshot_shipper.h,
+// held_renewals.h and event_continuity.h holding their own state.
 //
 // Thread safety, as clang's -Wthread-safety checks it (make
 // check-thread-safety): `mu` guards the queue and `stopping`; the atomics are
@@ -32,6 +33,7 @@
 #include "raft/raft.h"
 #include "raft/sqlite_raft_storage.h"
 #include "server/event_continuity.h"
+#include "server/held_renewals.h"
 #include "server/linearizable_reads.h"
 #include "server/log_command.h"
 #include "server/member.h"
@@ -129,6 +131,8 @@ struct Member::Impl {
   // Requests for the leader while there is none, until their deadline.
   std::vector<std::unique_ptr<Request>> waiting_for_leader GUARDED_BY(member_thread);
   std::vector<MovingLeader> moving_leader GUARDED_BY(member_thread);
+  // Keepalives answered once their checkpoint is applied (held_renewals.h).
+  HeldRenewals held_renewals GUARDED_BY(member_thread);
 
   // Leader duties.
   bool leases_paused GUARDED_BY(member_thread) =
@@ -176,6 +180,8 @@ struct Member::Impl {
                bool is_write = false) REQUIRES(member_thread);
   void Handle(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void HandleLocal(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  // Returns whether the answer is held for a checkpoint.
+  bool HandleKeepAlive(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void HandleWrite(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void HandleMembership(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void HandleMoveLeader(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
@@ -204,6 +210,8 @@ struct Member::Impl {
   void Timers() REQUIRES(member_thread);
   void BecameLeader(bool now_leader) REQUIRES(member_thread);
   void MaybeTakeOverLeases() REQUIRES(member_thread);
+  void ProposeLeaseCheckpoints(bool scan_all) REQUIRES(member_thread);
+  void AnswerHeldRenewals(Answers* answers) REQUIRES(member_thread);
 };
 
 }  // namespace natcd::server

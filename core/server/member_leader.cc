@@ -1,6 +1,7 @@
 // Member: what the leader decides for everyone (lease expiry and
-// checkpoints, auto-compaction), what a new leader owes the leases, and
-// the timers of every member (see member_impl.h).
+// checkpoints, auto-compaction), the renewals it answers once recorded,
+// what a new leader owes the leases, and the timers of every member (see
+// member_impl.h).
 #include <algorithm>
 
 #include "server/member_impl.h"
@@ -21,18 +22,14 @@ void Member::Impl::Timers() {
   // same revision.
   if (leader && leases_taken_over && !leases_paused && now >= next_lease_check_ms) {
     next_lease_check_ms = now + options.lease_check_interval_ms;
-    auto propose = [this](WriteRequest request) {
-      member_thread.AssertHeld();
+    if (std::optional<LeaseExpireRequest> due = engine->ExpiredLeases()) {
       LogCommand command;
-      command.request = std::move(request);
+      command.request = std::move(*due);
       Propose(std::move(command));
-    };
-    if (std::optional<LeaseExpireRequest> due = engine->ExpiredLeases()) propose(*due);
+    }
     const bool scan_all = now >= next_checkpoint_ms;
     if (scan_all) next_checkpoint_ms = now + options.lease_checkpoint_interval_ms;
-    if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints(scan_all)) {
-      propose(*due);
-    }
+    ProposeLeaseCheckpoints(scan_all);
   }
   if (leader && events != nullptr) {
     continuity.MaybeRecord(now, options.heartbeat_interval_ms, *events, membership.is_cluster());
@@ -93,6 +90,38 @@ void Member::Impl::MaybeTakeOverLeases() {
   const int64_t grace = cs.voters.size() > 1 ? options.election_timeout_ms : 0;
   const int64_t now = clock->MonotonicMs();
   engine->PromoteLeases(grace + std::max<int64_t>(0, now - leases_unrenewable_since_ms));
+}
+
+void Member::Impl::ProposeLeaseCheckpoints(bool scan_all) {
+  if (std::optional<LeaseCheckpointRequest> due = engine->LeaseCheckpoints(scan_all)) {
+    LogCommand command;
+    command.request = std::move(*due);
+    Propose(std::move(command));
+  }
+}
+
+// Every turn: the held renewals whose checkpoint is applied (and
+// committed: it came in a Ready's committed entries) are answered. Those of
+// a leadership that ended, or while this member is cut off from the
+// clients (it decides no expiry then), fail: the holder renews again, with
+// the leader there is now.
+void Member::Impl::AnswerHeldRenewals(Answers* answers) {
+  if (held_renewals.empty()) return;
+  const uint64_t term = raft->term();
+  const bool deciding = leader && leases_taken_over && !leases_paused;
+  for (auto& h : held_renewals.TakeIf(
+           [&](const HeldRenewals::Held& h) { return !deciding || h.term != term; })) {
+    Answer_(answers, std::move(h.request),
+            leases_paused && leader && h.term == term
+                ? Status(Status::Code::kNotLeader, "ErrNotLeader", "etcdserver: not leader")
+                : Status::Unavailable("ErrLeaderChanged", "etcdserver: leader changed"));
+  }
+  for (auto& h : held_renewals.TakeIf([&](const HeldRenewals::Held& h) {
+         member_thread.AssertHeld();  // called back from this turn
+         return engine->LeaseRenewalRecorded(h.response.id, h.renewed_at_ms);
+       })) {
+    Answer_(answers, std::move(h.request), Response(std::move(h.response)));
+  }
 }
 
 }  // namespace natcd::server

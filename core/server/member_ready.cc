@@ -176,6 +176,7 @@ void Member::Impl::ProcessReady(Answers* answers) {
     m->proposals_committed.Set(static_cast<double>(raft->committed()));
     m->proposals_applied.Set(static_cast<double>(applied_index));
   }
+  AnswerHeldRenewals(answers);
   ServeConfirmedReads(answers);
   AnswerMovedLeader(answers);
   MaybeCompactLog();

@@ -103,6 +103,10 @@ void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
 }
 
 void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answers) {
+  if (std::holds_alternative<LeaseKeepAliveRequest>(request->payload)) {
+    if (HandleKeepAlive(std::move(request), answers)) ProposeLeaseCheckpoints(false);
+    return;
+  }
   Result<Response> response = std::visit(
       [&](auto& r) -> Result<Response> {
         member_thread.AssertHeld();
@@ -112,10 +116,6 @@ void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answer
           Result<RangeResponse> range = engine->Range(r);
           if (!range.ok()) return range.status();
           return Response(std::move(range).value());
-        } else if constexpr (std::is_same_v<T, LeaseKeepAliveRequest>) {
-          LeaseKeepAliveResponse renewed = engine->LeaseKeepAlive(r);
-          if (options.metrics && renewed.ttl > 0) options.metrics->lease_renewed.Inc();
-          return Response(std::move(renewed));
         } else if constexpr (std::is_same_v<T, LeaseTimeToLiveRequest>) {
           return Response(engine->LeaseTimeToLive(r));
         } else if constexpr (std::is_same_v<T, LeaseLeasesRequest>) {
@@ -161,6 +161,26 @@ void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answer
   Answer_(answers, std::move(request), std::move(response));
 }
 
+// A renewal a new leader would not honour yet (one more than half a TTL
+// past the replicated deadline, or the lease's first on this leader) is
+// answered once the checkpoint that records it is applied
+// (AnswerHeldRenewals); the caller proposes that checkpoint. Any other at
+// once. A holder renewing every TTL/3 (etcd's clients) has every second
+// keepalive wait for a commit: a checkpoint each 2/3 of a TTL.
+bool Member::Impl::HandleKeepAlive(std::unique_ptr<Request> request, Answers* answers) {
+  const LeaseKeepAliveRequest& keep = std::get<LeaseKeepAliveRequest>(request->payload);
+  const int64_t now = clock->MonotonicMs();
+  LeaseKeepAliveResponse renewed = engine->LeaseKeepAlive(keep);
+  if (options.metrics && renewed.ttl > 0) options.metrics->lease_renewed.Inc();
+  if (renewed.ttl > 0 && !engine->LeaseRenewalRecorded(keep.id, now)) {
+    held_renewals.Add(
+        HeldRenewals::Held{std::move(request), std::move(renewed), now, raft->term()});
+    return true;
+  }
+  Answer_(answers, std::move(request), Response(std::move(renewed)));
+  return false;
+}
+
 // On the leader: the write becomes a log entry; the answer waits for it to
 // be applied (ApplyEntry).
 void Member::Impl::HandleWrite(std::unique_ptr<Request> request, Answers* answers) {
@@ -202,9 +222,15 @@ void Member::Impl::FlushProposals(Answers* answers) {
   if (s.ok() && raft->last_index() + 1 == first_index + count) {
     proposed_commands.Add(first_index, term, std::move(turn_commands));
   }
-  turn_commands.clear();
   if (!s.ok()) {
     continuity.RecordDropped();
+    // The renewals held for these checkpoints wait for the next ones.
+    for (const LogCommand& command : turn_commands) {
+      if (const auto* cp = std::get_if<LeaseCheckpointRequest>(&command.request);
+          cp != nullptr && !command.events_published) {
+        engine->LeaseCheckpointsDropped(*cp);
+      }
+    }
     for (uint64_t seq : turn_seqs) {
       std::unique_ptr<Request> request = proposals.TakeAnyTerm(seq);
       if (request == nullptr) continue;
@@ -214,6 +240,7 @@ void Member::Impl::FlushProposals(Answers* answers) {
     }
   }
   turn_seqs.clear();
+  turn_commands.clear();
 }
 
 void Member::Impl::Forward(std::unique_ptr<Request> request, Answers* answers) {
@@ -326,6 +353,11 @@ void Member::Impl::RetryWaiting(Answers* answers) {
   for (auto& request :
        reads.Retry(raft->lead(), now, options.election_timeout_ms, options.request_timeout_ms)) {
     Answer_(answers, std::move(request), RequestTimedOut());
+  }
+  for (auto& held : held_renewals.TakeIf([&](const HeldRenewals::Held& h) {
+         return now - h.request->received_ms > options.request_timeout_ms;
+       })) {
+    Answer_(answers, std::move(held.request), RequestTimedOut());
   }
   for (auto& request : proposals.TakeExpired(now)) {
     if (options.metrics) options.metrics->proposals_failed.Inc();

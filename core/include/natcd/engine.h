@@ -155,6 +155,16 @@ class Engine final : public EventSource {
   // (leases below half their TTL with a stale checkpoint). See
   // core/lease/lease_manager.h.
   std::optional<LeaseCheckpointRequest> LeaseCheckpoints(bool scan_all);
+  // Raft refused the proposal of these checkpoints: offered again when
+  // still needed (each lease has at most one in flight).
+  void LeaseCheckpointsDropped(const LeaseCheckpointRequest& request);
+  // Whether a keepalive that renewed lease `id` at renewed_at_ms (this
+  // member's monotonic clock) may be answered: a new leader would give the
+  // lease at least what it earned less half a TTL. A renewal that ran more
+  // than half a TTL past the replicated deadline (or the lease's first on
+  // this leader) needs its checkpoint (LeaseCheckpoints) applied first.
+  // True for a lease that is gone; false unless this member decides expiry.
+  bool LeaseRenewalRecorded(int64_t id, int64_t renewed_at_ms) const;
 
   WatchHub& watches() { return *watches_; }
 

@@ -237,6 +237,76 @@ TEST_F(LeaseTest, RenewalFarAheadOfTheReplicatedDeadlineIsCheckpointed) {
   EXPECT_EQ(engine_->LeaseTimeToLive({lease, false}).ttl, 60);
 }
 
+// A renewal a new leader would not honour (more than half a TTL past the
+// replicated deadline) is answered only once its checkpoint is applied
+// (server/held_renewals.h); one within half a TTL at once.
+TEST_F(LeaseTest, ARenewalFarAheadIsRecordedOnceItsCheckpointIsApplied) {
+  int64_t lease = Grant(60);
+  clock_.AdvanceMs(20'000);
+  ASSERT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 60);
+  EXPECT_TRUE(engine_->LeaseRenewalRecorded(lease, clock_.MonotonicMs())) << "20 s ahead";
+  EXPECT_FALSE(engine_->LeaseCheckpoints(false).has_value());
+  clock_.AdvanceMs(20'000);
+  const int64_t renewed_at = clock_.MonotonicMs();
+  ASSERT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 60);
+  EXPECT_FALSE(engine_->LeaseRenewalRecorded(lease, renewed_at)) << "40 s ahead";
+  std::optional<LeaseCheckpointRequest> cp = engine_->LeaseCheckpoints(false);
+  ASSERT_TRUE(cp.has_value());
+  // Applied 5 s later: counted from the offer, where every member counts it
+  // from at the earliest.
+  clock_.AdvanceMs(5'000);
+  EXPECT_FALSE(engine_->LeaseRenewalRecorded(lease, renewed_at)) << "in flight";
+  ASSERT_TRUE(engine_->Apply(*cp).ok());
+  EXPECT_TRUE(engine_->LeaseRenewalRecorded(lease, renewed_at));
+  EXPECT_TRUE(engine_->LeaseRenewalRecorded(lease, renewed_at + 30'000));
+  EXPECT_FALSE(engine_->LeaseRenewalRecorded(lease, renewed_at + 30'001));
+  EXPECT_TRUE(engine_->LeaseRenewalRecorded(777, 0)) << "gone: nothing to wait for";
+}
+
+// One checkpoint per lease in flight: renewals meanwhile wait for it (and
+// one it does not cover gets the next); a dropped one is offered again.
+TEST_F(LeaseTest, OneCheckpointPerLeaseIsInFlight) {
+  int64_t lease = Grant(10);
+  clock_.AdvanceMs(6'000);
+  const int64_t first = clock_.MonotonicMs();
+  ASSERT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 10);
+  std::optional<LeaseCheckpointRequest> cp = engine_->LeaseCheckpoints(false);
+  ASSERT_TRUE(cp.has_value());
+  engine_->LeaseCheckpointsDropped(*cp);
+  EXPECT_FALSE(engine_->LeaseRenewalRecorded(lease, first));
+  cp = engine_->LeaseCheckpoints(false);
+  ASSERT_TRUE(cp.has_value()) << "dropped: offered again";
+  EXPECT_EQ(cp->checkpoints[0].remaining_ms, 10'000);
+  clock_.AdvanceMs(6'000);
+  const int64_t second = clock_.MonotonicMs();
+  ASSERT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 10);
+  EXPECT_FALSE(engine_->LeaseCheckpoints(false).has_value()) << "one in flight";
+  ASSERT_TRUE(engine_->Apply(*cp).ok());
+  EXPECT_TRUE(engine_->LeaseRenewalRecorded(lease, first));
+  EXPECT_FALSE(engine_->LeaseRenewalRecorded(lease, second)) << "6 s past what it recorded";
+  std::optional<LeaseCheckpointRequest> next = engine_->LeaseCheckpoints(false);
+  ASSERT_TRUE(next.has_value()) << "the renewal made meanwhile";
+  EXPECT_EQ(next->checkpoints[0].remaining_ms, 10'000);
+  ASSERT_TRUE(engine_->Apply(*next).ok());
+  EXPECT_TRUE(engine_->LeaseRenewalRecorded(lease, second));
+}
+
+// After a promotion every lease's first renewal needs its checkpoint: this
+// member's replicated deadline may be later than the others'.
+TEST_F(LeaseTest, TheFirstRenewalAfterAPromotionIsRecordedByItsCheckpoint) {
+  int64_t lease = Grant(10);
+  engine_->DemoteLeases();
+  engine_->PromoteLeases(0);
+  ASSERT_EQ(engine_->LeaseKeepAlive({lease}).ttl, 10);
+  EXPECT_FALSE(engine_->LeaseRenewalRecorded(lease, clock_.MonotonicMs()));
+  std::optional<LeaseCheckpointRequest> cp = engine_->LeaseCheckpoints(false);
+  ASSERT_TRUE(cp.has_value());
+  ASSERT_TRUE(engine_->Apply(*cp).ok());
+  EXPECT_TRUE(engine_->LeaseRenewalRecorded(lease, clock_.MonotonicMs()));
+  engine_->DemoteLeases();
+  EXPECT_FALSE(engine_->LeaseRenewalRecorded(lease, clock_.MonotonicMs())) << "not the primary";
+}
+
 TEST_F(LeaseTest, PromoteExtendsEveryLease) {
   int64_t lease = Grant(10);
   engine_->DemoteLeases();

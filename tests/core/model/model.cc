@@ -675,6 +675,12 @@ Result<WriteResponse> Model::Apply(const WriteRequest& request, uint64_t index) 
             ModelLease& lease = it->second;
             lease.remaining_ms = cp.remaining_ms;
             lease.checkpoint_due = false;
+            if (lease.in_flight_ms != 0 && lease.in_flight_remaining_ms == cp.remaining_ms) {
+              // The one offered: counted from its offer.
+              lease.replicated_deadline_ms = lease.in_flight_ms;
+              lease.in_flight_ms = 0;
+              continue;
+            }
             lease.replicated_deadline_ms =
                 clock_->MonotonicMs() +
                 (cp.remaining_ms > 0 ? cp.remaining_ms : lease.ttl_s * 1000);
@@ -708,6 +714,7 @@ void Model::Reopen() {
     lease.renewed = false;
     lease.expiring = false;
     lease.checkpoint_due = true;
+    lease.in_flight_ms = 0;
   }
 }
 
@@ -787,21 +794,48 @@ std::vector<LeaseCheckpointRequest::Checkpoint> Model::Checkpoints(bool scan_all
   std::vector<LeaseCheckpointRequest::Checkpoint> out;
   const int64_t now = clock_->MonotonicMs();
   for (auto& [id, lease] : leases_) {
+    if (lease.expiring) {
+      lease.renewed = false;
+      continue;
+    }
+    // One checkpoint in flight per lease: a renewal meanwhile waits for it.
+    if (lease.in_flight_ms != 0) continue;
     const bool renewed = std::exchange(lease.renewed, false);
-    if (lease.expiring) continue;
     const int64_t ttl_ms = lease.ttl_s * 1000;
     const int64_t remaining = std::max<int64_t>(1, lease.deadline_ms - now);
     if (renewed &&
         (lease.checkpoint_due || lease.deadline_ms - lease.replicated_deadline_ms > ttl_ms / 2)) {
       out.push_back({id, remaining});
-      continue;
+    } else if (scan_all && remaining < ttl_ms / 2) {
+      const int64_t recorded = lease.remaining_ms > 0 ? lease.remaining_ms : ttl_ms;
+      if (recorded - remaining >= std::max<int64_t>(1000, ttl_ms / 10)) {
+        out.push_back({id, remaining});
+      }
     }
-    if (!scan_all || remaining >= ttl_ms / 2) continue;
-    const int64_t recorded = lease.remaining_ms > 0 ? lease.remaining_ms : ttl_ms;
-    if (recorded - remaining >= std::max<int64_t>(1000, ttl_ms / 10))
-      out.push_back({id, remaining});
+  }
+  for (const auto& cp : out) {
+    leases_[cp.id].in_flight_ms = now + cp.remaining_ms;
+    leases_[cp.id].in_flight_remaining_ms = cp.remaining_ms;
   }
   return out;
+}
+
+void Model::CheckpointsDropped(const LeaseCheckpointRequest& request) {
+  for (const auto& cp : request.checkpoints) {
+    auto it = leases_.find(cp.id);
+    if (it == leases_.end() || it->second.in_flight_ms == 0) continue;
+    it->second.in_flight_ms = 0;
+    it->second.renewed = true;
+  }
+}
+
+bool Model::RenewalRecorded(int64_t id, int64_t renewed_at_ms) const {
+  auto it = leases_.find(id);
+  if (it == leases_.end()) return true;
+  const ModelLease& lease = it->second;
+  const int64_t ttl_ms = lease.ttl_s * 1000;
+  return !lease.checkpoint_due &&
+         renewed_at_ms + ttl_ms - lease.replicated_deadline_ms <= ttl_ms / 2;
 }
 
 }  // namespace natcd::testing

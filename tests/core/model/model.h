@@ -59,6 +59,10 @@ struct ModelLease {
   // Checkpointed at its next renewal whatever the lag (since a reopen,
   // which promotes: lease_manager.h).
   bool checkpoint_due = false;
+  // A checkpoint offered by Checkpoints() not applied (or dropped) yet:
+  // the deadline it records (offer time + remaining) and its remaining TTL.
+  int64_t in_flight_ms = 0;
+  int64_t in_flight_remaining_ms = 0;
 };
 
 // Engine settings the model must know.
@@ -97,6 +101,10 @@ class Model {
   std::vector<int64_t> LeaseIds() const;
   // What Engine::LeaseCheckpoints must propose (lease_manager.h's rule).
   std::vector<LeaseCheckpointRequest::Checkpoint> Checkpoints(bool scan_all);
+  // Engine::LeaseCheckpointsDropped: those leases' checkpoints never applied.
+  void CheckpointsDropped(const LeaseCheckpointRequest& request);
+  // Engine::LeaseRenewalRecorded.
+  bool RenewalRecorded(int64_t id, int64_t renewed_at_ms) const;
 
   const ModelLimits& limits() const { return limits_; }
   int64_t revision() const { return revision_; }

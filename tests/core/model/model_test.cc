@@ -388,6 +388,9 @@ void Sequence::Step() {
     LeaseKeepAliveResponse got = engine_->LeaseKeepAlive({id});
     Log("keepalive(" + std::to_string(id) + ") -> " + std::to_string(got.ttl));
     EXPECT_EQ(got.ttl, expected) << "keepalive " << id;
+    const int64_t now = clock_.MonotonicMs();
+    EXPECT_EQ(engine_->LeaseRenewalRecorded(id, now), model_.RenewalRecorded(id, now))
+        << "LeaseRenewalRecorded " << id;
   } else if (roll < 67) {
     Expire();
   } else if (roll < 69) {
@@ -396,7 +399,14 @@ void Sequence::Step() {
     LeaseCheckpointRequest expected{model_.Checkpoints(scan_all)};
     std::string want = expected.checkpoints.empty() ? "none" : Str(WriteRequest(expected));
     EXPECT_EQ(got ? Str(WriteRequest(*got)) : "none", want) << "LeaseCheckpoints";
-    if (got) Write(*got);
+    if (got && g_.Chance(85)) {
+      Write(*got);
+    } else if (got) {
+      // Raft refused the proposal: offered again when still needed.
+      Log("checkpoints dropped");
+      engine_->LeaseCheckpointsDropped(*got);
+      model_.CheckpointsDropped(*got);
+    }
   } else if (roll < 70 && kBadCheckpoints) {
     // A checkpoint with one bad entry is a request error: it changes nothing.
     LeaseCheckpointRequest bad;
