@@ -46,7 +46,8 @@ Natcd__V1__Member** MembersProto(const std::vector<server::MemberInfo>& members,
 
 // A member's name from its peer URL: etcdctl's `member add NAME
 // --peer-urls=URL` sends only the URL, and a natcd member's ID is derived
-// from its name, so the URL names it: natcd://NAME (or any scheme://NAME[:port]).
+// from its name, so the URL's host names it: http://NAME:2380 (etcdctl
+// accepts only http, https, unix and unixs URLs; any scheme://NAME[:port]).
 Result<std::string> NameFromPeerUrl(const char* url) {
   std::string s = url ? url : "";
   const size_t scheme = s.find("://");

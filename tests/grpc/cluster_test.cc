@@ -165,5 +165,29 @@ TEST_F(GrpcClusterTest, AClientWithEveryEndpointSurvivesTheLeadersDeath) {
   EXPECT_EQ(Run({"get", "/after", "--print-value-only"}, AllEndpoints()).out, "1\n");
 }
 
+TEST_F(GrpcClusterTest, MemberAddPromoteRemove) {
+  // The peer URL names the member (a natcd member's ID derives from its name).
+  CommandResult r =
+      Run({"member", "add", "n4", "--learner", "--peer-urls", "http://n4:2380"}, endpoints_["n2"]);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Member ([0-9a-f]+) added to cluster")))
+      << r.out;
+  const std::string id = m[1];
+  EXPECT_NE(r.out.find("ETCD_NAME=\"n4\""), std::string::npos) << r.out;
+  r = Run({"member", "list"}, endpoints_["n1"]);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(id + ", started, n4, [^,]+, , true\n"))) << r.out;
+  // A learner that never started is not in sync: etcd's refusal.
+  r = Run({"member", "promote", id}, endpoints_["n3"]);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("can only promote a learner member which is in sync with leader"),
+            std::string::npos)
+      << r.err;
+  r = Run({"member", "remove", id}, endpoints_["n3"]);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Member " + id + " removed from cluster"), std::string::npos) << r.out;
+  EXPECT_EQ(Run({"member", "list"}, endpoints_["n1"]).out.find(id), std::string::npos);
+}
+
 }  // namespace
 }  // namespace natcd::testing
