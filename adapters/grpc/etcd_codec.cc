@@ -33,11 +33,8 @@ Natcd__V1__Member** MembersProto(const std::vector<server::MemberInfo>& members,
     m->name = Keep(arena, members[i].name);
     m->peerurls = KeepAll(arena, {nats::RaftSubject(info.prefix, info.cluster_name, m->id)});
     m->n_peerurls = 1;
-    if (info.client_urls) {
-      const std::vector<std::string> urls = info.client_urls(m->id);
-      m->clienturls = KeepAll(arena, urls);
-      m->n_clienturls = urls.size();
-    }
+    m->clienturls = KeepAll(arena, members[i].client_urls);
+    m->n_clienturls = members[i].client_urls.size();
     m->islearner = members[i].is_learner;
     out[i] = m;
   }

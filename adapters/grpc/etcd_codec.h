@@ -14,7 +14,6 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,8 +34,6 @@ struct ResponseInfo {
   nats::HeaderInfo header;  // cluster and member ID; the term comes per response
   std::string prefix;       // P and the cluster name: members' peer URLs
   std::string cluster_name;
-  // A member's client URLs (etcd's advertised client URLs), by member ID.
-  std::function<std::vector<std::string>(uint64_t)> client_urls;
 };
 
 // The member request a unary method's (or a keep-alive stream's) message

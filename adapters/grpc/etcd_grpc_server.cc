@@ -152,7 +152,6 @@ struct EtcdGrpcServer::Parts {
   std::unique_ptr<EtcdService> service;
   std::unique_ptr<grpc::Server> server;
   std::vector<std::string> urls;
-  std::vector<std::string> advertised;
   bool stopped = false;
 };
 
@@ -178,10 +177,6 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   p->calls.response.header = header;
   p->calls.response.prefix = options.prefix;
   p->calls.response.cluster_name = options.cluster_name;
-  const uint64_t self = header.member_id;
-  p->calls.response.client_urls = [p, self](uint64_t id) {
-    return id == self ? p->advertised : std::vector<std::string>{};
-  };
   p->watches = std::make_unique<WatchRegistry>(&p->calls, options.watch_stream_bytes_max);
   p->calls.watches = p->watches.get();
   p->calls.live = &p->live;
@@ -224,7 +219,8 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
     p->urls.push_back(std::string(listen[i].tls ? "https://" : "http://") + listen[i].host + ":" +
                       std::to_string(ports[i]));
   }
-  p->advertised = options.advertise_urls.empty() ? p->urls : options.advertise_urls;
+  // The others learn them through the log (the member publishes them).
+  member->SetClientUrls(options.advertise_urls.empty() ? p->urls : options.advertise_urls);
   return std::unique_ptr<EtcdGrpcServer>(new EtcdGrpcServer(std::move(parts)));
 }
 

@@ -30,6 +30,12 @@ Natcd__V1__Member** MembersProto(const std::vector<server::MemberInfo>& members,
     urls[0] = Keep(arena, RaftSubject(context.prefix, context.cluster_name, members[i].id));
     m->n_peerurls = 1;
     m->peerurls = urls;
+    char** client = arena->Array<char>(members[i].client_urls.size());
+    for (size_t k = 0; k < members[i].client_urls.size(); k++) {
+      client[k] = Keep(arena, members[i].client_urls[k]);
+    }
+    m->n_clienturls = members[i].client_urls.size();
+    m->clienturls = client;
     m->islearner = members[i].is_learner;
     out[i] = m;
   }

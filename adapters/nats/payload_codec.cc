@@ -19,8 +19,14 @@ std::vector<server::MemberInfo> MembersFromProto(size_t n, Natcd__V1__Member* co
   std::vector<server::MemberInfo> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    out.push_back(server::MemberInfo{members[i]->id, members[i]->name ? members[i]->name : "",
-                                     static_cast<bool>(members[i]->islearner)});
+    server::MemberInfo m{members[i]->id,
+                         members[i]->name ? members[i]->name : "",
+                         static_cast<bool>(members[i]->islearner),
+                         {}};
+    for (size_t k = 0; k < members[i]->n_clienturls; ++k) {
+      m.client_urls.emplace_back(members[i]->clienturls[k]);
+    }
+    out.push_back(std::move(m));
   }
   return out;
 }

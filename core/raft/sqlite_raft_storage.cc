@@ -19,6 +19,9 @@ namespace {
 
 // raft_state rows "member/<16 hex digits of the ID>" hold member names.
 constexpr const char* kMemberNamePrefix = "member/";
+// DO NOT CHANGE: persisted. "member-urls/<id in hex>": the member's client
+// URLs, one per line.
+constexpr const char* kMemberUrlsPrefix = "member-urls/";
 
 // The log is kept in runs of consecutive entries, one row per Append (so
 // per Ready): a row per entry cost a leader or single member a tenth of its
@@ -194,6 +197,20 @@ Status SqliteRaftStorage::Load() {
         const NodeId id = strtoull(hex, &end, 16);
         if (end != hex && *end == '\0') member_names_[id] = value;
       }
+      if (name.rfind(kMemberUrlsPrefix, 0) == 0) {
+        char* end = nullptr;
+        const char* hex = name.c_str() + strlen(kMemberUrlsPrefix);
+        const NodeId id = strtoull(hex, &end, 16);
+        if (end != hex && *end == '\0') {
+          std::vector<std::string>& urls = member_client_urls_[id];
+          for (size_t start = 0; start < value.size();) {
+            size_t nl = value.find('\n', start);
+            if (nl == std::string::npos) nl = value.size();
+            if (nl > start) urls.push_back(value.substr(start, nl - start));
+            start = nl + 1;
+          }
+        }
+      }
     }
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "read raft state");
@@ -278,6 +295,16 @@ Status SqliteRaftStorage::SetMemberName(NodeId id, const std::string& name) {
   snprintf(key, sizeof key, "%s%016llx", kMemberNamePrefix, static_cast<unsigned long long>(id));
   NATCD_RETURN_IF_ERROR(PutState(key, name));
   member_names_[id] = name;
+  return Status::OK();
+}
+
+Status SqliteRaftStorage::SetMemberClientUrls(NodeId id, const std::vector<std::string>& urls) {
+  char key[40];
+  snprintf(key, sizeof key, "%s%016llx", kMemberUrlsPrefix, static_cast<unsigned long long>(id));
+  std::string value;
+  for (const std::string& url : urls) value += url + "\n";
+  NATCD_RETURN_IF_ERROR(PutState(key, value));
+  member_client_urls_[id] = urls;
   return Status::OK();
 }
 

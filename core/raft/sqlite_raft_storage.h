@@ -102,6 +102,11 @@ class SqliteRaftStorage final : public Storage {
   // database shipped to a new member. Written inside the backend's batch.
   Status SetMemberName(NodeId id, const std::string& name);
   const std::map<NodeId, std::string>& member_names() const { return member_names_; }
+  // Members' client URLs (etcd's advertised client URLs), as applied.
+  Status SetMemberClientUrls(NodeId id, const std::vector<std::string>& urls);
+  const std::map<NodeId, std::vector<std::string>>& member_client_urls() const {
+    return member_client_urls_;
+  }
 
  private:
   explicit SqliteRaftStorage(SqliteBackend* backend) : backend_(backend) {}
@@ -119,6 +124,7 @@ class SqliteRaftStorage final : public Storage {
   MemoryStorage mirror_;
   bool booted_over_existing_data_ = false;
   std::map<NodeId, std::string> member_names_;
+  std::map<NodeId, std::vector<std::string>> member_client_urls_;
   std::string run_;  // Append's encoding buffer
   sqlite3_stmt* insert_run_ = nullptr;
   sqlite3_stmt* run_before_ = nullptr;

@@ -15,8 +15,13 @@ constexpr uint32_t kOriginSeqField = 4;
 constexpr uint32_t kRequestIdField = 5;
 constexpr uint32_t kRequestExpiresMsField = 6;
 constexpr uint32_t kEventsPublishedField = 7;
-// LogCommand.Kind EVENTS_PUBLISHED; the others are WriteKind's numbers.
+// LogCommand.Kind EVENTS_PUBLISHED and MEMBER_ATTRIBUTES; the others are
+// WriteKind's numbers.
 constexpr int32_t kEventsPublishedKind = 9;
+constexpr int32_t kMemberAttributesKind = 10;
+// natcd.v1.MemberAttributesCommand's.
+constexpr uint32_t kAttributesMemberField = 1;
+constexpr uint32_t kAttributesClientUrlsField = 2;
 
 constexpr wire::MessageShape kLogCommandShape{"natcd.v1.LogCommand", nullptr, 0};
 
@@ -34,6 +39,14 @@ std::string EncodeLogCommand(const LogCommand& command) {
   wire::Writer w;
   if (command.events_published) {
     w.VarintField(kKindField, kEventsPublishedKind);
+  } else if (command.member_attributes) {
+    w.VarintField(kKindField, kMemberAttributesKind);
+    wire::Writer attributes;
+    attributes.VarintField(kAttributesMemberField, command.member_attributes->member_id);
+    for (const std::string& url : command.member_attributes->client_urls) {
+      attributes.BytesField(kAttributesClientUrlsField, CString(url));
+    }
+    w.BytesField(kRequestField, attributes.Take());
   } else {
     w.VarintField(kKindField, static_cast<uint64_t>(KindOf(command.request)));
     w.BytesField(kRequestField, EncodeWriteRequest(command.request));
@@ -91,6 +104,30 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
   out->request_id.assign(CString(request_id));
   out->request_expires_ms = request_expires_ms;
   out->events_published.reset();
+  out->member_attributes.reset();
+  if (kind == kMemberAttributesKind) {
+    MemberAttributes attributes;
+    wire::Reader fields(request);
+    wire::Field a;
+    bool good = true;
+    while (good && fields.Next(&a)) {
+      std::string_view url;
+      switch (a.number) {
+        case kAttributesMemberField:
+          good = wire::AsUint64(a, &attributes.member_id);
+          break;
+        case kAttributesClientUrlsField:
+          good = wire::AsBytes(a, &url);
+          attributes.client_urls.emplace_back(CString(url));
+          break;
+        default:
+          break;
+      }
+    }
+    if (!good || !fields.ok()) return Invalid("malformed natcd.v1.MemberAttributesCommand");
+    out->member_attributes = std::move(attributes);
+    return Status::OK();
+  }
   if (kind == kEventsPublishedKind) {
     if (events_published < 0) return Invalid("negative events_published");
     out->events_published = events_published;

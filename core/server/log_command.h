@@ -14,17 +14,28 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "natcd/engine.h"
 #include "natcd/status.h"
 
 namespace natcd::server {
 
+// A member's attributes the others learn through the log (etcd's
+// ClusterMemberAttrSet): its client URLs, for MemberList.
+struct MemberAttributes {
+  uint64_t member_id = 0;
+  std::vector<std::string> client_urls;
+  bool operator==(const MemberAttributes&) const = default;
+};
+
 struct LogCommand {
-  WriteRequest request;  // unless events_published is set
+  WriteRequest request;  // unless events_published or member_attributes is set
   // Set: an EVENTS_PUBLISHED entry (no request): the events of every
   // revision up to this one reached the front end's event stream.
   std::optional<int64_t> events_published;
+  // Set: a MEMBER_ATTRIBUTES entry (no request).
+  std::optional<MemberAttributes> member_attributes;
   uint64_t origin_member = 0;  // 0: proposed by the leader itself (timers)
   uint64_t origin_seq = 0;
   // The client's idempotency key. Written up to its first NUL byte, as

@@ -75,6 +75,9 @@ Status Member::Impl::OpenRaftStorage() {
   // Names recorded by this database (founders, members added since; a
   // snapshot from the leader brings the leader's).
   for (const auto& [id, name] : raft_storage->member_names()) membership.SetName(id, name);
+  for (const auto& [id, urls] : raft_storage->member_client_urls()) {
+    membership.SetClientUrls(id, urls);
+  }
   return Status::OK();
 }
 
@@ -327,6 +330,11 @@ void Member::AddFrontEnd(FrontEnd* front_end) {
   impl_->member_thread.AssertHeld();  // before Start
   impl_->front_ends.push_back(front_end);
   front_end->Attach(impl_->engine.get());
+}
+
+void Member::SetClientUrls(std::vector<std::string> urls) {
+  impl_->member_thread.AssertHeld();  // before Start
+  impl_->client_urls = std::move(urls);
 }
 
 void Member::Start() {

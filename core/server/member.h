@@ -95,6 +95,9 @@ class Member {
   void SetPeerTransport(PeerTransport* transport);
   void SetEventSink(EventSink* sink);
   void AddFrontEnd(FrontEnd* front_end);
+  // This member's client URLs (etcd's advertised client URLs): published
+  // through the log, so that every member's MemberList reports them.
+  void SetClientUrls(std::vector<std::string> urls);
 
   // Starts the member thread.
   void Start();

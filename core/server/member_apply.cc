@@ -96,7 +96,7 @@ void Member::Impl::ApplyConfChange(const raft::Entry& entry, Answers* answers) {
   if (request == nullptr) return;
   std::vector<MemberInfo> members = membership.Members(raft->conf_state());
   if (std::holds_alternative<MemberAddRequest>(request->payload)) {
-    MemberAddResponse r{Now(), MemberInfo{cc.node_id, context.member_name, false}, members};
+    MemberAddResponse r{Now(), MemberInfo{cc.node_id, context.member_name, false, {}}, members};
     for (const MemberInfo& m : members) {
       if (m.id == cc.node_id) r.member = m;
     }
@@ -125,6 +125,16 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
   // Not the engine's (so read again from the kept log after a restart).
   if (command.events_published) {
     continuity.OnRecorded(*command.events_published);
+    return;
+  }
+  if (command.member_attributes) {
+    const MemberAttributes& a = *command.member_attributes;
+    membership.SetClientUrls(a.member_id, a.client_urls);
+    Status recorded = raft_storage->SetMemberClientUrls(a.member_id, a.client_urls);
+    if (!recorded.ok()) {
+      fprintf(stderr, "natcd: recording member %016llx's client URLs: %s\n",
+              static_cast<unsigned long long>(a.member_id), recorded.ToString().c_str());
+    }
     return;
   }
   if (engine->AlreadyApplied(entry.index)) return;

@@ -153,6 +153,10 @@ struct Member::Impl {
   int64_t next_lease_check_ms GUARDED_BY(member_thread) = 0;
   int64_t next_checkpoint_ms GUARDED_BY(member_thread) = 0;
   int64_t next_front_end_tick_ms GUARDED_BY(member_thread) = 0;
+  // This member's client URLs (Member::SetClientUrls, before Start), and
+  // when it may propose them again.
+  std::vector<std::string> client_urls;
+  int64_t next_publish_ms GUARDED_BY(member_thread) = 0;
   int64_t next_progress_ms GUARDED_BY(member_thread) = 0;
 
   // Metrics (options.metrics, may be null).
@@ -208,6 +212,7 @@ struct Member::Impl {
 
   // member_leader.cc
   void Timers() REQUIRES(member_thread);
+  void MaybePublishAttributes(int64_t now) REQUIRES(member_thread);
   void BecameLeader(bool now_leader) REQUIRES(member_thread);
   void MaybeTakeOverLeases() REQUIRES(member_thread);
   void ProposeLeaseCheckpoints(bool scan_all) REQUIRES(member_thread);

@@ -42,6 +42,7 @@ void Member::Impl::Timers() {
       Propose(std::move(command));
     }
   }
+  MaybePublishAttributes(now);
   if (now >= next_front_end_tick_ms) {
     next_front_end_tick_ms = now + kFrontEndTickMs;
     for (FrontEnd* f : front_ends) f->Tick();
@@ -90,6 +91,23 @@ void Member::Impl::MaybeTakeOverLeases() {
   const int64_t grace = cs.voters.size() > 1 ? options.election_timeout_ms : 0;
   const int64_t now = clock->MonotonicMs();
   engine->PromoteLeases(grace + std::max<int64_t>(0, now - leases_unrenewable_since_ms));
+}
+
+// As etcd's publish: a member whose client URLs differ from what the log
+// recorded proposes its own (a follower's proposal goes to the leader with
+// Raft's own forwarding), again each election timeout until it is applied.
+void Member::Impl::MaybePublishAttributes(int64_t now) {
+  if (client_urls.empty() || now < next_publish_ms || raft->lead() == raft::kNoNode) return;
+  if (membership.client_urls(options.member_id) == client_urls) return;
+  const raft::ConfState& cs = membership.now();
+  if (std::count(cs.voters.begin(), cs.voters.end(), options.member_id) == 0 &&
+      std::count(cs.learners.begin(), cs.learners.end(), options.member_id) == 0) {
+    return;  // not (yet) a member
+  }
+  next_publish_ms = now + options.election_timeout_ms;
+  LogCommand command;
+  command.member_attributes = MemberAttributes{options.member_id, client_urls};
+  Propose(std::move(command));
 }
 
 void Member::Impl::ProposeLeaseCheckpoints(bool scan_all) {

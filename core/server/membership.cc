@@ -30,11 +30,17 @@ std::vector<MemberInfo> Membership::Members(const raft::ConfState& cs) const {
       snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
       name = hex;
     }
-    out.push_back(MemberInfo{id, std::move(name), learner});
+    out.push_back(MemberInfo{id, std::move(name), learner, client_urls(id)});
   };
   for (NodeId id : cs.voters) add(id, false);
   for (NodeId id : cs.learners) add(id, true);
   return out;
+}
+
+const std::vector<std::string>& Membership::client_urls(NodeId id) const {
+  static const std::vector<std::string> kNone;
+  auto it = client_urls_.find(id);
+  return it != client_urls_.end() ? it->second : kNone;
 }
 
 void Membership::Record(uint64_t index, raft::ConfState cs) {

@@ -22,6 +22,11 @@ class Membership {
  public:
   void SetName(NodeId id, std::string name) { names_[id] = std::move(name); }
   const std::map<NodeId, std::string>& names() const { return names_; }
+  void SetClientUrls(NodeId id, std::vector<std::string> urls) {
+    client_urls_[id] = std::move(urls);
+  }
+  // What the cluster recorded for `id` (empty: nothing).
+  const std::vector<std::string>& client_urls(NodeId id) const;
   // The members of `cs`, voters first, each with its name (its ID in hex
   // when none is known).
   std::vector<MemberInfo> Members(const raft::ConfState& cs) const;
@@ -47,6 +52,7 @@ class Membership {
 
  private:
   std::map<NodeId, std::string> names_;
+  std::map<NodeId, std::vector<std::string>> client_urls_;
   std::map<uint64_t, raft::ConfState> history_;
 };
 

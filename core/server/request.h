@@ -47,6 +47,8 @@ struct MemberInfo {
   NodeId id = 0;
   std::string name;
   bool is_learner = false;
+  // Its advertised client URLs (etcd's API), once it has published them.
+  std::vector<std::string> client_urls;
 };
 
 struct MemberListRequest {};

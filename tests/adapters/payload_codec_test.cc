@@ -170,7 +170,10 @@ std::string P(const server::StatusResponse& r) {
   return o.str();
 }
 std::string P(const server::MemberInfo& m) {
-  return "(" + std::to_string(m.id) + "," + m.name + "," + std::to_string(m.is_learner) + ")";
+  std::string urls;
+  for (const std::string& url : m.client_urls) urls += url + ";";
+  return "{" + std::to_string(m.id) + "," + m.name + "," + std::to_string(m.is_learner) + "," +
+         urls + "}";
 }
 std::string P(const std::vector<server::MemberInfo>& members) {
   std::string out = "[";
@@ -385,7 +388,8 @@ struct Exchange {
 };
 
 std::vector<Exchange> EveryResponse() {
-  std::vector<server::MemberInfo> members = {{0x11, "n1", false}, {0x22, "n2", true}};
+  std::vector<server::MemberInfo> members = {
+      {0x11, "n1", false, {"http://10.0.0.1:2379", "https://n1:2379"}}, {0x22, "n2", true, {}}};
   TxnResponse txn;
   txn.header.revision = 20;
   txn.succeeded = true;

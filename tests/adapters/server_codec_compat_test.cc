@@ -346,6 +346,31 @@ std::string OldErrorOutcome(const Status& s);
 
 // ---- log commands ----
 
+// MEMBER_ATTRIBUTES (newer than the reference codec): what natcd writes is
+// what protobuf-c reads with member.proto's schema.
+TEST(ServerCodecCompat, MemberAttributesAreMemberProtosMessage) {
+  server::LogCommand command;
+  command.member_attributes = server::MemberAttributes{0xabcdef, {"http://127.0.0.1:2379", "https://x:1"}};
+  command.origin_member = 0xabcdef;
+  command.origin_seq = 3;
+  const std::string bytes = server::EncodeLogCommand(command);
+  Natcd__V1__LogCommand* log = natcd__v1__log_command__unpack(
+      nullptr, bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data()));
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->kind, NATCD__V1__LOG_COMMAND__KIND__MEMBER_ATTRIBUTES);
+  EXPECT_EQ(log->origin_member, 0xabcdefu);
+  EXPECT_EQ(log->origin_seq, 3u);
+  Natcd__V1__MemberAttributesCommand* attributes =
+      natcd__v1__member_attributes_command__unpack(nullptr, log->request.len, log->request.data);
+  ASSERT_NE(attributes, nullptr);
+  EXPECT_EQ(attributes->member_id, 0xabcdefu);
+  ASSERT_EQ(attributes->n_client_urls, 2u);
+  EXPECT_STREQ(attributes->client_urls[0], "http://127.0.0.1:2379");
+  EXPECT_STREQ(attributes->client_urls[1], "https://x:1");
+  natcd__v1__member_attributes_command__free_unpacked(attributes, nullptr);
+  natcd__v1__log_command__free_unpacked(log, nullptr);
+}
+
 TEST(ServerCodecCompat, LogCommandExamplesEncodeAsToday) {
   for (const auto& [name, command] : server::testing::ExampleLogCommands()) {
     EXPECT_EQ(Hex(server::EncodeLogCommand(command)), Hex(TodaysEncoding(command))) << name;

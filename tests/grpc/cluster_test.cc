@@ -126,6 +126,30 @@ TEST_F(GrpcClusterTest, EveryMemberServesWritesAndLinearizableReads) {
   EXPECT_EQ(r.out, "SUCCESS\n\nOK\n") << r.err;
 }
 
+TEST_F(GrpcClusterTest, MemberListReportsEveryMembersClientUrl) {
+  // Each member publishes its URLs through the log; every member lists all.
+  for (const auto& [name, endpoint] : endpoints_) {
+    CommandResult r;
+    const bool all = Eventually([&] {
+      r = Run({"member", "list"}, endpoint);
+      for (const auto& [other, other_endpoint] : endpoints_) {
+        if (r.out.find(", " + other + ", ") == std::string::npos ||
+            r.out.find("http://" + other_endpoint + ", false") == std::string::npos) {
+          return false;
+        }
+      }
+      return true;
+    });
+    EXPECT_TRUE(all) << name << " lists:\n" << r.out;
+  }
+  // And etcdctl --cluster reaches every member through them.
+  CommandResult r = Run({"endpoint", "status", "--cluster"}, endpoints_["n1"]);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& [name, endpoint] : endpoints_) {
+    EXPECT_NE(r.out.find("http://" + endpoint + ", "), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(GrpcClusterTest, LeasesAndWatchesAcrossMembers) {
   const std::string leader = Leader();
   ASSERT_FALSE(leader.empty());

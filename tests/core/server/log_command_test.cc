@@ -67,6 +67,40 @@ TEST(LogCommand, DecodesThePinnedBytesToTheirValues) {
   }
 }
 
+// DO NOT CHANGE: persisted. A MEMBER_ATTRIBUTES entry (kind 10), its
+// request a MemberAttributesCommand (core/server/member.proto).
+constexpr const char* kMemberAttributesGolden =
+    "080a123208fbcfc6fe8de0fab60f1215687474703a2f2f3132372e302e302e313a32333739120f68747470733a"
+    "2f2f6e313a3233373918fbcfc6fe8de0fab60f2007";
+
+LogCommand ExampleMemberAttributes() {
+  LogCommand command;
+  command.member_attributes =
+      MemberAttributes{0x0f6deb00dfd1a7fb, {"http://127.0.0.1:2379", "https://n1:2379"}};
+  command.origin_member = 0x0f6deb00dfd1a7fb;
+  command.origin_seq = 7;
+  return command;
+}
+
+TEST(LogCommand, MemberAttributesEncodeToTheirPinnedBytesAndBack) {
+  const LogCommand command = ExampleMemberAttributes();
+  EXPECT_EQ(Hex(EncodeLogCommand(command)), kMemberAttributesGolden);
+  LogCommand out;
+  ASSERT_TRUE(DecodeLogCommand(Unhex(kMemberAttributesGolden), &out).ok());
+  ASSERT_TRUE(out.member_attributes.has_value());
+  EXPECT_EQ(*out.member_attributes, *command.member_attributes);
+  EXPECT_FALSE(out.events_published.has_value());
+  EXPECT_EQ(out.origin_member, command.origin_member);
+  EXPECT_EQ(out.origin_seq, 7u);
+  // No URL at all (a member that stopped serving etcd's API) is a valid command.
+  LogCommand none;
+  none.member_attributes = MemberAttributes{5, {}};
+  ASSERT_TRUE(DecodeLogCommand(EncodeLogCommand(none), &out).ok());
+  EXPECT_EQ(*out.member_attributes, *none.member_attributes);
+  // A request that is not a MemberAttributesCommand is refused.
+  EXPECT_FALSE(DecodeLogCommand(Unhex("080a1203ffffff"), &out).ok());
+}
+
 TEST(LogCommand, RequestIdStopsAtItsFirstNulAsProtobufCDid) {
   LogCommand c = testing::Command(LeaseRevokeRequest{1}, 0, 0, std::string("ab\0cd", 5));
   EXPECT_EQ(Hex(EncodeLogCommand(c)), "0806120208012a026162");
