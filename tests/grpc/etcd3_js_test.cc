@@ -2,13 +2,14 @@
 // against natcd's etcd gRPC API — KV, txn, count, put's options (touch,
 // ignoreLease, an unknown lease), namespaces, STM, a lease kept alive
 // past its TTL and revoked, one left to expire, watches (two on one
-// stream, filters, prev_kv), a watch replayed from an old revision, one
-// that etcd3 resumes itself after its connection was cut (through a TCP
-// relay this test cuts and heals), its try-lock, its election, Status and
-// MemberList, and compaction's errors. Runs tests/js/etcd3_client.mjs with
-// node, which prints one JSON line per check; skipped when node or
-// tests/js/node_modules/etcd3 is missing (`make deps` installs it). Auth is
-// not exercised: natcd does not serve etcd's Auth service yet.
+// stream, filters, prev_kv), a watch replayed from an old revision, a
+// watch and a lease keep-alive that etcd3 resumes itself after its
+// connection was cut (through a TCP relay this test cuts and heals), its
+// try-lock, its election, Status and MemberList, and compaction's errors.
+// Runs tests/js/etcd3_client.mjs with node, which prints one JSON line per
+// check; skipped when node or tests/js/node_modules/etcd3 is missing
+// (`make deps` installs it). Auth is not exercised: natcd does not serve
+// etcd's Auth service yet.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ const std::vector<std::string> kChecks = {"kv",
                                           "lease_expires",
                                           "watch",
                                           "watch_resume",
-                                          "watch_reconnect",
+                                          "reconnect",
                                           "lock",
                                           "election",
                                           "maintenance",

@@ -7,7 +7,7 @@
 //   node etcd3_client.mjs <host:port> <key prefix> [<proxy host:port>]
 //
 // With a proxy (a TCP relay to the same endpoint that the caller can cut
-// and heal), the watch_reconnect check watches through it and asks, on
+// and heal), the reconnect check watches and keeps a lease alive through it and asks, on
 // stdout, for the relay to be cut ({"await":"cut"}) then healed
 // ({"await":"heal"}), waiting for "cut" and "healed" lines on stdin.
 //
@@ -404,10 +404,11 @@ async function awaitCaller(what, answer) {
 }
 
 if (proxy) {
-  await check("watch_reconnect", async () => {
+  await check("reconnect", async () => {
     // etcd3 resumes its watchers when the stream breaks: re-created from
     // the revision after the last response it had, so what was written
-    // while it was cut off arrives once, in order, and nothing twice.
+    // while it was cut off arrives once, in order, and nothing twice. Its
+    // lease keep-alive stream is opened again too, and the lease lives on.
     // A short constant backoff keeps the reconnect quick.
     const quick = { duration: 100, next: () => quick };
     const viaProxy = new Etcd3({
@@ -420,6 +421,12 @@ if (proxy) {
       const seen = [];
       let disconnects = 0;
       let connects = 0;
+      const lease = viaProxy.lease(5);
+      let renewed = 0;
+      let lost = null;
+      lease.on("keepaliveSucceeded", () => renewed++);
+      lease.on("lost", (e) => (lost = e));
+      await lease.put(p + "leased").value("alive");
       const watcher = await viaProxy.watch().prefix(p).create();
       watcher.on("put", (kv) => seen.push(kv.value.toString()));
       watcher.on("disconnected", () => disconnects++);
@@ -431,6 +438,7 @@ if (proxy) {
       await client.put(p + "k").value("during-1");
       await client.put(p + "j").value("during-2");
       await awaitCaller("heal", "healed");
+      const renewedBeforeHeal = renewed;
       await waitFor(() => seen.length >= 3, 10000, "the events written while cut off");
       await client.put(p + "k").value("after");
       await waitFor(() => seen.length >= 4, 5000, "the event after the reconnect");
@@ -440,7 +448,11 @@ if (proxy) {
       expectEq(seen, ["before", "during-1", "during-2", "after", "marker"], "events, each once");
       expect(connects >= 1, "no 'connected' after the reconnect");
       await within(5000, watcher.cancel(), "cancel");
-      return { disconnects, connects };
+      await waitFor(() => renewed > renewedBeforeHeal, 10000, "a keep-alive after the reconnect");
+      expect(lost === null, `lease lost across the cut: ${lost}`);
+      expectEq(await client.get(p + "leased").string(), "alive", "the leased key after the cut");
+      await lease.revoke();
+      return { disconnects, connects, renewed };
     } finally {
       viaProxy.close();
     }
