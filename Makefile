@@ -87,12 +87,12 @@ deps:
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
-	@# nats.js for the test that uses a client nobody here wrote (ignored folder).
+	@# nats.js and etcd3 for the tests that use clients nobody here wrote (ignored folder).
 	@# npm ci installs exactly the locked versions, again whenever the lock changes.
 	@if [ -f tests/js/package-lock.json ] && \
 	    [ ! tests/js/node_modules/.package-lock.json -nt tests/js/package-lock.json ]; then \
 	  (cd tests/js && npm ci --no-audit --no-fund --loglevel=error) || \
-	    echo "npm ci failed: the nats.js test will be skipped"; \
+	    echo "npm ci failed: the nats.js and etcd3 tests will be skipped"; \
 	fi
 
 $(BUILD)/obj/core/%.o: core/%.cc

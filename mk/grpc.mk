@@ -39,7 +39,7 @@ $(GRPC_LIB): $(GRPC_OBJS) $(GRPC_PB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 GRPC_TEST_SRCS := $(sort $(wildcard tests/grpc/*_test.cc)) tests/support/nats_server.cc \
-  tests/support/natcd_process.cc tests/test_main.cc
+  tests/support/natcd_process.cc tests/support/tcp_proxy.cc tests/test_main.cc
 GRPC_TEST_OBJS := $(GRPC_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 GRPC_TESTS := $(BUILD)/bin/grpc_tests
 
