@@ -3,6 +3,7 @@
 #include "adapters/grpc/etcd_rpc.pb-c.h"
 #include "adapters/nats/natcd.pb-c.h"
 #include "adapters/nats/raft_transport.h"
+#include "adapters/nats/request_payload.h"
 
 namespace natcd::etcd_api {
 namespace {
@@ -65,70 +66,67 @@ std::string Pack(const ProtobufCMessage& message) {
 }
 
 Result<server::RequestPayload> DecodeRequest(Method method, const ProtobufCMessage& message) {
-  const ProtobufCMessage* body = &message;
+  using K = nats::EndpointKind;
+  // The NATS endpoint whose request message is this method's: decoded alike.
+  K endpoint;
   switch (method) {
-    case Method::kRange: {
-      RangeRequest r;
-      NATCD_RETURN_IF_ERROR(
-          nats::FromProto(*reinterpret_cast<const Natcd__V1__RangeRequest*>(body), &r));
-      return server::RequestPayload(std::move(r));
-    }
-    case Method::kPut: {
-      PutRequest r;
-      NATCD_RETURN_IF_ERROR(
-          nats::FromProto(*reinterpret_cast<const Natcd__V1__PutRequest*>(body), &r));
-      return server::RequestPayload(std::move(r));
-    }
-    case Method::kDeleteRange: {
-      DeleteRangeRequest r;
-      NATCD_RETURN_IF_ERROR(
-          nats::FromProto(*reinterpret_cast<const Natcd__V1__DeleteRangeRequest*>(body), &r));
-      return server::RequestPayload(std::move(r));
-    }
-    case Method::kTxn: {
-      TxnRequest r;
-      NATCD_RETURN_IF_ERROR(
-          nats::FromProto(*reinterpret_cast<const Natcd__V1__TxnRequest*>(body), &r));
-      return server::RequestPayload(std::move(r));
-    }
-    case Method::kCompact: {
-      CompactionRequest r;
-      NATCD_RETURN_IF_ERROR(
-          nats::FromProto(*reinterpret_cast<const Natcd__V1__CompactionRequest*>(body), &r));
-      return server::RequestPayload(r);
-    }
-    case Method::kLeaseGrant: {
-      auto* in = reinterpret_cast<const Natcd__V1__LeaseGrantRequest*>(body);
-      return server::RequestPayload(LeaseGrantRequest{in->ttl, in->id});
-    }
+    case Method::kRange:
+      endpoint = K::kRange;
+      break;
+    case Method::kPut:
+      endpoint = K::kPut;
+      break;
+    case Method::kDeleteRange:
+      endpoint = K::kDeleteRange;
+      break;
+    case Method::kTxn:
+      endpoint = K::kTxn;
+      break;
+    case Method::kCompact:
+      endpoint = K::kCompact;
+      break;
+    case Method::kLeaseGrant:
+      endpoint = K::kLeaseGrant;
+      break;
     case Method::kLeaseRevoke:
-      return server::RequestPayload(
-          LeaseRevokeRequest{reinterpret_cast<const Natcd__V1__LeaseRevokeRequest*>(body)->id});
+      endpoint = K::kLeaseRevoke;
+      break;
     case Method::kLeaseKeepAlive:
-      return server::RequestPayload(LeaseKeepAliveRequest{
-          reinterpret_cast<const Natcd__V1__LeaseKeepAliveRequest*>(body)->id});
-    case Method::kLeaseTimeToLive: {
-      auto* in = reinterpret_cast<const Natcd__V1__LeaseTimeToLiveRequest*>(body);
-      return server::RequestPayload(LeaseTimeToLiveRequest{in->id, static_cast<bool>(in->keys)});
-    }
+      endpoint = K::kLeaseKeepAlive;
+      break;
+    case Method::kLeaseTimeToLive:
+      endpoint = K::kLeaseTimeToLive;
+      break;
     case Method::kLeaseLeases:
-      return server::RequestPayload(server::LeaseLeasesRequest{});
+      endpoint = K::kLeaseLeases;
+      break;
     case Method::kStatus:
-      return server::RequestPayload(server::StatusRequest{});
+      endpoint = K::kStatus;
+      break;
     case Method::kHashKV:
-      return server::RequestPayload(
-          HashKVRequest{reinterpret_cast<const Natcd__V1__HashKVRequest*>(body)->revision});
+      endpoint = K::kHashKV;
+      break;
     case Method::kHash:
-      return server::RequestPayload(HashRequest{});
+      endpoint = K::kHash;
+      break;
     case Method::kDefragment:
-      return server::RequestPayload(DefragmentRequest{});
+      endpoint = K::kDefragment;
+      break;
     case Method::kMoveLeader:
-      return server::RequestPayload(server::MoveLeaderRequest{
-          reinterpret_cast<const Natcd__V1__MoveLeaderRequest*>(body)->targetid});
+      endpoint = K::kMoveLeader;
+      break;
     case Method::kMemberList:
-      return server::RequestPayload(server::MemberListRequest{});
+      endpoint = K::kMemberList;
+      break;
+    case Method::kMemberRemove:
+      endpoint = K::kMemberRemove;
+      break;
+    case Method::kMemberPromote:
+      endpoint = K::kMemberPromote;
+      break;
     case Method::kMemberAdd: {
-      auto* in = reinterpret_cast<const Natcd__V1__MemberAddRequest*>(body);
+      // etcdctl sends the peer URL, not the name.
+      auto* in = reinterpret_cast<const Natcd__V1__MemberAddRequest*>(&message);
       std::string name = in->name ? in->name : "";
       if (name.empty()) {
         if (in->n_peerurls == 0) {
@@ -142,15 +140,10 @@ Result<server::RequestPayload> DecodeRequest(Method method, const ProtobufCMessa
       return server::RequestPayload(
           server::MemberAddRequest{std::move(name), static_cast<bool>(in->islearner)});
     }
-    case Method::kMemberRemove:
-      return server::RequestPayload(server::MemberRemoveRequest{
-          reinterpret_cast<const Natcd__V1__MemberRemoveRequest*>(body)->id});
-    case Method::kMemberPromote:
-      return server::RequestPayload(server::MemberPromoteRequest{
-          reinterpret_cast<const Natcd__V1__MemberPromoteRequest*>(body)->id});
     default:
       return Status::Internal("not a member request");
   }
+  return nats::ToPayload(endpoint, &message, 0);
 }
 
 std::string EncodeResponse(const server::Response& response, const ResponseInfo& info,

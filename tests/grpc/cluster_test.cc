@@ -50,20 +50,7 @@ class GrpcClusterTest : public ::testing::Test {
         "/usr/bin/etcdctl",  "--endpoints", endpoints, "--dial-timeout", "2s",
         "--command-timeout", "5s"};
     argv.insert(argv.end(), args.begin(), args.end());
-    const int n = counter_++;
-    const std::string in = scratch_.File("in-" + std::to_string(n));
-    const std::string out = scratch_.File("out-" + std::to_string(n));
-    const std::string err = scratch_.File("err-" + std::to_string(n));
-    {
-      std::ofstream f(in);
-      f << input;
-    }
-    pid_t pid = SpawnProcess(argv, in, out, err, {{"ETCDCTL_API", "3"}});
-    CommandResult r;
-    r.code = WaitProcess(pid, std::chrono::seconds(20));
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
+    return RunEtcdctl(scratch_, counter_++, argv, input);
   }
 
   std::unique_ptr<BackgroundProcess> StartEtcdctl(const std::vector<std::string>& args,

@@ -29,6 +29,26 @@ inline std::string EtcdEndpointOf(const NatcdProcess& natcd) {
   return m[1];
 }
 
+// Runs `argv` (etcdctl and its arguments) to completion, killed after
+// `timeout`, its stdin `input`; the files go in `dir`, named by `n`.
+inline CommandResult RunEtcdctl(const TempDir& dir, int n, const std::vector<std::string>& argv,
+                                const std::string& input = "",
+                                std::chrono::seconds timeout = std::chrono::seconds(20)) {
+  const std::string in = dir.File("in-" + std::to_string(n));
+  const std::string out = dir.File("out-" + std::to_string(n));
+  const std::string err = dir.File("err-" + std::to_string(n));
+  {
+    std::ofstream f(in);
+    f << input;
+  }
+  pid_t pid = SpawnProcess(argv, in, out, err, {{"ETCDCTL_API", "3"}});
+  CommandResult r;
+  r.code = WaitProcess(pid, timeout);
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
+  return r;
+}
+
 class EtcdctlTest : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
@@ -73,20 +93,7 @@ class EtcdctlTest : public ::testing::Test {
   }
   static CommandResult RunArgv(const std::vector<std::string>& argv,
                                const std::string& input = "") {
-    const int n = counter_++;
-    const std::string in = dir_->File("in-" + std::to_string(n));
-    const std::string out = dir_->File("out-" + std::to_string(n));
-    const std::string err = dir_->File("err-" + std::to_string(n));
-    {
-      std::ofstream f(in);
-      f << input;
-    }
-    pid_t pid = SpawnProcess(argv, in, out, err, {{"ETCDCTL_API", "3"}});
-    CommandResult r;
-    r.code = WaitProcess(pid, std::chrono::seconds(20));
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
+    return RunEtcdctl(*dir_, counter_++, argv, input);
   }
 
   // etcdctl in the background (watch, lock, elect); stderr with stdout.

@@ -50,17 +50,7 @@ class TlsTest : public ::testing::Test {
         "--command-timeout", "5s"};
     argv.insert(argv.end(), tls.begin(), tls.end());
     argv.insert(argv.end(), args.begin(), args.end());
-    const int n = counter_++;
-    const std::string in = data_.File("in-" + std::to_string(n));
-    const std::string out = data_.File("out-" + std::to_string(n));
-    const std::string err = data_.File("err-" + std::to_string(n));
-    { std::ofstream f(in); }
-    pid_t pid = SpawnProcess(argv, in, out, err, {{"ETCDCTL_API", "3"}});
-    CommandResult r;
-    r.code = WaitProcess(pid, std::chrono::seconds(20));
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
+    return RunEtcdctl(data_, counter_++, argv);
   }
 
   TempDir certs_;
