@@ -53,7 +53,12 @@ BENCH_TEST_OBJS := $(BENCH_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 BENCH_TESTS := $(BUILD)/bin/natcd_bench_tests
 
 ALL_TARGETS += $(BENCH_TOOL) $(BENCH_TESTS)
+# Not in `make asan`: the bench tool drives servers and measures them; its
+# sanitizer pass cost CI almost four minutes (mostly its build) and tests
+# nothing of natcd that the other suites under the sanitizers do not.
+ifeq ($(SANITIZE),)
 CHECK_TARGETS += check-bench-tool
+endif
 
 $(BENCH_LIB_OBJS) $(BENCH_MAIN_OBJ) $(BENCH_TEST_OBJS): | $(NATS_PB_H)
 $(BENCH_LIB_OBJS) $(BENCH_MAIN_OBJ) $(BENCH_TEST_OBJS): CXXFLAGS += $(BENCH_GRPC_CXXFLAGS)
