@@ -2,45 +2,11 @@
 
 #include "adapters/grpc/etcd_rpc.pb-c.h"
 #include "adapters/nats/natcd.pb-c.h"
-#include "adapters/nats/raft_transport.h"
+#include "adapters/nats/nats_responder.h"
 #include "adapters/nats/request_payload.h"
 
 namespace natcd::etcd_api {
 namespace {
-
-using nats::ProtoArena;
-using nats::ToProto;
-
-// A string that lives as long as the arena.
-char* Keep(ProtoArena* arena, const std::string& s) {
-  auto* kept = arena->New<std::string>([](std::string*) {});
-  *kept = s;
-  return const_cast<char*>(kept->c_str());
-}
-
-char** KeepAll(ProtoArena* arena, const std::vector<std::string>& strings) {
-  char** out = arena->Array<char>(strings.size());
-  for (size_t i = 0; i < strings.size(); i++) out[i] = Keep(arena, strings[i]);
-  return out;
-}
-
-Natcd__V1__Member** MembersProto(const std::vector<server::MemberInfo>& members,
-                                 const ResponseInfo& info, size_t* n, ProtoArena* arena) {
-  *n = members.size();
-  Natcd__V1__Member** out = arena->Array<Natcd__V1__Member>(members.size());
-  for (size_t i = 0; i < members.size(); i++) {
-    Natcd__V1__Member* m = arena->New(natcd__v1__member__init);
-    m->id = members[i].id;
-    m->name = Keep(arena, members[i].name);
-    m->peerurls = KeepAll(arena, {nats::RaftSubject(info.prefix, info.cluster_name, m->id)});
-    m->n_peerurls = 1;
-    m->clienturls = KeepAll(arena, members[i].client_urls);
-    m->n_clienturls = members[i].client_urls.size();
-    m->islearner = members[i].is_learner;
-    out[i] = m;
-  }
-  return out;
-}
 
 // A member's name from its peer URL: etcdctl's `member add NAME
 // --peer-urls=URL` sends only the URL, and a natcd member's ID is derived
@@ -148,58 +114,14 @@ Result<server::RequestPayload> DecodeRequest(Method method, const ProtobufCMessa
 
 std::string EncodeResponse(const server::Response& response, const ResponseInfo& info,
                            uint64_t raft_term) {
-  nats::HeaderInfo header = info.header;
-  header.raft_term = raft_term;
-  ProtoArena arena;
-  const ProtobufCMessage* message = std::visit(
-      [&](const auto& r) -> const ProtobufCMessage* {
-        using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, server::StatusResponse>) {
-          auto* m = arena.New(natcd__v1__status_response__init);
-          m->header = ToProto(r.header, header, &arena);
-          m->version = const_cast<char*>(kEtcdApiVersion);
-          m->dbsize = r.db_size;
-          m->dbsizeinuse = r.db_size_in_use;
-          m->leader = r.leader;
-          m->raftindex = r.raft_index;
-          m->raftappliedindex = r.raft_applied_index;
-          m->raftterm = r.raft_term;
-          m->islearner = r.is_learner;
-          return &m->base;
-        } else if constexpr (std::is_same_v<T, server::MemberListResponse>) {
-          auto* m = arena.New(natcd__v1__member_list_response__init);
-          m->header = ToProto(r.header, header, &arena);
-          m->members = MembersProto(r.members, info, &m->n_members, &arena);
-          return &m->base;
-        } else if constexpr (std::is_same_v<T, server::MemberAddResponse>) {
-          auto* m = arena.New(natcd__v1__member_add_response__init);
-          m->header = ToProto(r.header, header, &arena);
-          m->members = MembersProto(r.members, info, &m->n_members, &arena);
-          for (size_t i = 0; i < m->n_members; i++) {
-            if (m->members[i]->id == r.member.id) m->member = m->members[i];
-          }
-          return &m->base;
-        } else if constexpr (std::is_same_v<T, server::MembershipResponse>) {
-          // MemberRemove and MemberPromote answer alike (the same fields).
-          auto* m = arena.New(natcd__v1__member_remove_response__init);
-          m->header = ToProto(r.header, header, &arena);
-          m->members = MembersProto(r.members, info, &m->n_members, &arena);
-          return &m->base;
-        } else if constexpr (std::is_same_v<T, HashKVResponse>) {
-          auto* m = ToProto(r, header, &arena);
-          // etcd's store starts with compact revision -1 (never compacted).
-          if (r.compact_revision == 0) m->compact_revision = -1;
-          return &m->base;
-        } else if constexpr (std::is_same_v<T, server::MoveLeaderResponse>) {
-          auto* m = arena.New(natcd__v1__move_leader_response__init);
-          m->header = ToProto(r.header, header, &arena);
-          return &m->base;
-        } else {
-          return &ToProto(r, header, &arena)->base;
-        }
-      },
-      response);
-  return Pack(*message);
+  // etcd's store starts with compact revision -1 (never compacted).
+  if (const auto* hash = std::get_if<HashKVResponse>(&response);
+      hash != nullptr && hash->compact_revision == 0) {
+    HashKVResponse etcd = *hash;
+    etcd.compact_revision = -1;
+    return nats::EncodeResponse(server::Response(std::move(etcd)), info, raft_term, false);
+  }
+  return nats::EncodeResponse(response, info, raft_term, /*json=*/false);
 }
 
 }  // namespace natcd::etcd_api

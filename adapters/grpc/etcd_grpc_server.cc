@@ -177,6 +177,7 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   p->calls.response.header = header;
   p->calls.response.prefix = options.prefix;
   p->calls.response.cluster_name = options.cluster_name;
+  p->calls.response.version = kEtcdApiVersion;
   p->watches = std::make_unique<WatchRegistry>(&p->calls, options.watch_stream_bytes_max);
   p->calls.watches = p->watches.get();
   p->calls.live = &p->live;

@@ -299,5 +299,41 @@ TEST_F(GrpcWireTest, AnAbandonedStreamLeavesTheServerServing) {
   EXPECT_TRUE(Put("/abandoned/after", "1").ok());
 }
 
+// clientv3's WithRequireLeader ("hasleader" metadata): a member that knows
+// no leader (here one of three founders, alone) refuses the call; without
+// the metadata a serializable read is still served.
+TEST(GrpcRequireLeaderTest, ACallRequiringALeaderIsRefusedWithoutOne) {
+  TempDir dir;
+  NatsServer server;
+  ASSERT_TRUE(server.Start());
+  NatcdProcess natcd(server.url(), dir.path(),
+                     {"--name", "n1", "--initial-cluster", "n1,n2,n3", "--log-level", "warn",
+                      "--listen-client-urls", "http://127.0.0.1:0"});
+  ASSERT_TRUE(natcd.Start());
+  const std::string endpoint = EtcdEndpointOf(natcd);
+  ASSERT_FALSE(endpoint.empty()) << natcd.Log();
+  grpc::GenericStub stub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
+  Natcd__V1__RangeRequest range;
+  natcd__v1__range_request__init(&range);
+  std::string key = "/k";
+  range.key = {key.size(), reinterpret_cast<uint8_t*>(key.data())};
+  range.serializable = true;
+  auto call = [&](bool require_leader) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    if (require_leader) context.AddMetadata("hasleader", "true");
+    grpc::ByteBuffer in = Buffer(Pack(&range.base)), out;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, "/etcdserverpb.KV/Range", grpc::StubOptions(), &in, &out,
+                   [&](grpc::Status s) { done.set_value(std::move(s)); });
+    return done.get_future().get();
+  };
+  grpc::Status refused = call(true);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(refused.error_message(), "etcdserver: no leader");
+  grpc::Status served = call(false);
+  EXPECT_TRUE(served.ok()) << served.error_message();
+}
+
 }  // namespace
 }  // namespace natcd::testing
