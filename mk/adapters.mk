@@ -20,7 +20,7 @@ NATS_PB_OBJ := $(BUILD)/obj/gen/adapters/nats/natcd.pb-c.o
 
 # Listed, not globbed: a half-written adapter source must not break the
 # library. Add new adapter sources here.
-NATS_SRCS := adapters/nats/json_codec.cc adapters/nats/subject.cc adapters/nats/wire_guard.cc
+NATS_SRCS := adapters/nats/codec/json_codec.cc adapters/nats/codec/subject.cc adapters/nats/codec/wire_guard.cc
 NATS_OBJS := $(NATS_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATS_LIB := $(BUILD)/lib/libnatcd_nats.a
 NATS_LIBS := -lprotobuf-c -lnats -lpthread

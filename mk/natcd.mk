@@ -6,13 +6,13 @@
 #   $(BUILD)/bin/natcd             the daemon
 #   $(BUILD)/bin/natcd_tests       integration tests against a real nats-server + natcd
 
-NODE_SRCS := adapters/nats/convert.cc adapters/nats/wire.cc adapters/nats/reply.cc \
-  adapters/nats/service_error.cc adapters/nats/discovery.cc adapters/nats/event_publisher.cc \
-  adapters/nats/header_msg.cc adapters/nats/watch_streams.cc adapters/nats/raft_transport.cc \
-  adapters/nats/nats_event_sink.cc adapters/nats/subscription_drain.cc \
-  adapters/nats/nats_responder.cc adapters/nats/nats_peer_transport.cc \
-  adapters/nats/client_convert.cc adapters/nats/payload_codec.cc adapters/nats/request_payload.cc \
-  adapters/nats/nats_front_end.cc adapters/nats/node.cc
+NODE_SRCS := adapters/nats/codec/convert.cc adapters/nats/codec/wire.cc adapters/nats/front_end/reply.cc \
+  adapters/nats/codec/service_error.cc adapters/nats/front_end/discovery.cc adapters/nats/front_end/event_publisher.cc \
+  adapters/nats/codec/header_msg.cc adapters/nats/front_end/watch_streams.cc adapters/nats/peer/raft_transport.cc \
+  adapters/nats/front_end/nats_event_sink.cc adapters/nats/front_end/subscription_drain.cc \
+  adapters/nats/front_end/nats_responder.cc adapters/nats/peer/nats_peer_transport.cc \
+  adapters/nats/codec/client_convert.cc adapters/nats/codec/payload_codec.cc adapters/nats/codec/request_payload.cc \
+  adapters/nats/front_end/nats_front_end.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
 NODE_LIB := $(BUILD)/lib/libnatcd_node.a
 

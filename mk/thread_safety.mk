@@ -7,14 +7,14 @@
 #
 #   make check-thread-safety
 
-THREAD_SAFETY_SRCS := $(sort $(wildcard core/server/*.cc) $(wildcard adapters/nats/*.cc) \
+THREAD_SAFETY_SRCS := $(sort $(wildcard core/server/*.cc) $(wildcard adapters/nats/*.cc adapters/nats/*/*.cc) \
   $(wildcard adapters/grpc/*.cc))
 THREAD_SAFETY_STAMP := $(BUILD)/thread-safety.stamp
 CLANGXX ?= clang++
 
 CHECK_TARGETS += check-thread-safety
 
-$(THREAD_SAFETY_STAMP): $(THREAD_SAFETY_SRCS) $(wildcard core/server/*.h adapters/nats/*.h adapters/grpc/*.h core/include/natcd/*.h) \
+$(THREAD_SAFETY_STAMP): $(THREAD_SAFETY_SRCS) $(wildcard core/server/*.h adapters/nats/*.h adapters/nats/*/*.h adapters/grpc/*.h core/include/natcd/*.h) \
     | $(NATS_PB_H) $(GRPC_PB_H)
 	@mkdir -p $(dir $@)
 	@command -v $(CLANGXX) >/dev/null || { echo "check-thread-safety needs $(CLANGXX) (Debian: clang)"; exit 1; }

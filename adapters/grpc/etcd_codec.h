@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "adapters/grpc/etcd_methods.h"
-#include "adapters/nats/convert.h"
-#include "adapters/nats/nats_responder.h"
+#include "adapters/nats/codec/convert.h"
+#include "adapters/nats/front_end/nats_responder.h"
 #include "natcd/status.h"
 #include "server/request.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "adapters/nats/convert.h"
+#include "adapters/nats/codec/convert.h"
 
 namespace natcd::etcd_api {
 namespace {

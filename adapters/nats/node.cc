@@ -2,10 +2,10 @@
 
 #include <random>
 
-#include "adapters/nats/discovery.h"
-#include "adapters/nats/nats_event_sink.h"
-#include "adapters/nats/nats_front_end.h"
-#include "adapters/nats/nats_peer_transport.h"
+#include "adapters/nats/front_end/discovery.h"
+#include "adapters/nats/front_end/nats_event_sink.h"
+#include "adapters/nats/front_end/nats_front_end.h"
+#include "adapters/nats/peer/nats_peer_transport.h"
 #include "server/member.h"
 #include "server/member_identity.h"
 

@@ -124,7 +124,7 @@ struct MessageShape {
 };
 
 // Deepest nesting accepted, counting the top-level message as 1 (natcd's
-// wire guard, adapters/nats/wire_guard.h, uses the same 64).
+// wire guard, adapters/nats/codec/wire_guard.h, uses the same 64).
 inline constexpr int kDepthMax = 64;
 
 // True when data is well-formed as far as the wire format goes (tags,

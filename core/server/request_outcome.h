@@ -25,7 +25,7 @@
 //   'R' + the natcd.v1 response message of the retried request's kind, with
 //       the first member's header identity (dropped);
 //   'E' + the three-digit NATS service-error code + "ErrName: message"
-//       (adapters/nats/service_error.cc). The code and the name give back
+//       (adapters/nats/codec/service_error.cc). The code and the name give back
 //       the Status::Code (400 splits by name into kFutureRevision,
 //       kNotFound, kLeaseTTLTooLarge and kInvalidArgument; 503 into kNotLeader,
 //       kBusy and kUnavailable; 500 into kIOError, kCorruption and

@@ -30,7 +30,7 @@
 
 namespace natcd::server {
 
-// Nested txns deeper than this are refused (adapters/nats/convert.h's
+// Nested txns deeper than this are refused (adapters/nats/codec/convert.h's
 // kTxnDepthMax, which decided what today's logs hold).
 inline constexpr int kTxnDepthMax = 16;
 

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "adapters/nats/natcd.pb-c.h"
-#include "adapters/nats/reply.h"
+#include "adapters/nats/front_end/reply.h"
 
 namespace natcd {
 

@@ -24,7 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include "adapters/nats/node.h"
-#include "adapters/nats/raft_transport.h"
+#include "adapters/nats/peer/raft_transport.h"
 #include "metrics/member_metrics.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"

@@ -1,8 +1,8 @@
-// HeaderMsgBuilder (adapters/nats/header_msg.h): messages built from encoded
+// HeaderMsgBuilder (adapters/nats/codec/header_msg.h): messages built from encoded
 // header bytes, and with nats.c's public header API, reach a subscriber on a
 // real nats-server with the same headers and body.
 
-#include "adapters/nats/header_msg.h"
+#include "adapters/nats/codec/header_msg.h"
 
 #include <gtest/gtest.h>
 #include <nats/nats.h>

@@ -1,6 +1,6 @@
-// The proto3 JSON codec (adapters/nats/json_codec.h) on natcd.proto.
+// The proto3 JSON codec (adapters/nats/codec/json_codec.h) on natcd.proto.
 
-#include "adapters/nats/json_codec.h"
+#include "adapters/nats/codec/json_codec.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/nats/json_codec.h"
+#include "adapters/nats/codec/json_codec.h"
 #include "adapters/nats/natcd.pb-c.h"
 #include "proto_testutil.h"
 

@@ -3,7 +3,7 @@
 
 #include "support/nats_server.h"
 
-#include "adapters/nats/subject.h"
+#include "adapters/nats/codec/subject.h"
 
 #include <gtest/gtest.h>
 #include <nats/nats.h>

@@ -4,7 +4,7 @@
 // (EncodeResponse) decodes back to the same response, for every Response
 // alternative. Values are compared field by field through a printed form,
 // so a field dropped either way shows in the failure.
-#include "adapters/nats/payload_codec.h"
+#include "adapters/nats/codec/payload_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@
 #include <string>
 #include <variant>
 
-#include "adapters/nats/client_convert.h"
-#include "adapters/nats/nats_responder.h"
-#include "adapters/nats/request_payload.h"
-#include "adapters/nats/wire.h"
+#include "adapters/nats/codec/client_convert.h"
+#include "adapters/nats/front_end/nats_responder.h"
+#include "adapters/nats/codec/request_payload.h"
+#include "adapters/nats/codec/wire.h"
 
 namespace natcd::nats {
 namespace {

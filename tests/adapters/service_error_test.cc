@@ -2,7 +2,7 @@
 // Status the leader answered, code, name and message (and an ErrCompacted's
 // compact revision), so a member that handed a request over answers it as
 // the leader did.
-#include "adapters/nats/service_error.h"
+#include "adapters/nats/codec/service_error.h"
 
 #include <gtest/gtest.h>
 #include <nats/nats.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "adapters/nats/reply.h"
+#include "adapters/nats/front_end/reply.h"
 
 namespace natcd::nats {
 namespace {

@@ -1,7 +1,7 @@
 // Key -> subject tokens, lease ID hex and Natcd-Key header escaping
-// (adapters/nats/subject.h). Reference: DESIGN.md "Live event subjects".
+// (adapters/nats/codec/subject.h). Reference: DESIGN.md "Live event subjects".
 
-#include "adapters/nats/subject.h"
+#include "adapters/nats/codec/subject.h"
 
 #include <gtest/gtest.h>
 

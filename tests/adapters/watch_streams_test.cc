@@ -1,8 +1,8 @@
 // WatchStreams on a real nats-server, with a manual clock: coalescing of a
-// busy watch's events (adapters/nats/watch_streams.h) and the rules it must
+// busy watch's events (adapters/nats/front_end/watch_streams.h) and the rules it must
 // keep (window, progress notifications, full messages).
 
-#include "adapters/nats/watch_streams.h"
+#include "adapters/nats/front_end/watch_streams.h"
 
 #include <gtest/gtest.h>
 #include <nats/nats.h>

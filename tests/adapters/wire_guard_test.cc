@@ -1,14 +1,14 @@
-// ProtobufDepthWithin (adapters/nats/wire_guard.h): deep binary input is
+// ProtobufDepthWithin (adapters/nats/codec/wire_guard.h): deep binary input is
 // refused before protobuf-c's unbounded recursion can overflow the stack.
 
-#include "adapters/nats/wire_guard.h"
+#include "adapters/nats/codec/wire_guard.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-#include "adapters/nats/json_codec.h"
+#include "adapters/nats/codec/json_codec.h"
 #include "adapters/nats/natcd.pb-c.h"
 #include "proto_testutil.h"
 

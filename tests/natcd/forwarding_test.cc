@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "adapters/nats/node.h"
-#include "adapters/nats/raft_transport.h"
+#include "adapters/nats/peer/raft_transport.h"
 #include "natcd/clock.h"
 #include "natcd/natcd_helpers.h"
 #include "server/member.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "adapters/nats/json_codec.h"
+#include "adapters/nats/codec/json_codec.h"
 
 namespace natcd::testing {
 

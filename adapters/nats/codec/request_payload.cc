@@ -1,0 +1,92 @@
+#include "adapters/nats/codec/request_payload.h"
+
+#include <string>
+#include <utility>
+
+#include "adapters/nats/codec/convert.h"
+#include "adapters/nats/natcd.pb-c.h"
+
+namespace natcd::nats {
+
+Result<server::RequestPayload> ToPayload(EndpointKind kind, const ProtobufCMessage* body,
+                                         int64_t hex_lease_id) {
+  switch (kind) {
+    case EndpointKind::kRange: {
+      RangeRequest r;
+      NATCD_RETURN_IF_ERROR(FromProto(*reinterpret_cast<const Natcd__V1__RangeRequest*>(body), &r));
+      return server::RequestPayload(std::move(r));
+    }
+    case EndpointKind::kPut: {
+      PutRequest r;
+      NATCD_RETURN_IF_ERROR(FromProto(*reinterpret_cast<const Natcd__V1__PutRequest*>(body), &r));
+      return server::RequestPayload(std::move(r));
+    }
+    case EndpointKind::kDeleteRange: {
+      DeleteRangeRequest r;
+      NATCD_RETURN_IF_ERROR(
+          FromProto(*reinterpret_cast<const Natcd__V1__DeleteRangeRequest*>(body), &r));
+      return server::RequestPayload(std::move(r));
+    }
+    case EndpointKind::kTxn: {
+      TxnRequest r;
+      NATCD_RETURN_IF_ERROR(FromProto(*reinterpret_cast<const Natcd__V1__TxnRequest*>(body), &r));
+      return server::RequestPayload(std::move(r));
+    }
+    case EndpointKind::kCompact: {
+      CompactionRequest r;
+      NATCD_RETURN_IF_ERROR(
+          FromProto(*reinterpret_cast<const Natcd__V1__CompactionRequest*>(body), &r));
+      return server::RequestPayload(r);
+    }
+    case EndpointKind::kLeaseGrant: {
+      auto* in = reinterpret_cast<const Natcd__V1__LeaseGrantRequest*>(body);
+      if (in->id < 0) {
+        return Status::InvalidArgument("ErrInvalidArgument", "lease ID must not be negative");
+      }
+      return server::RequestPayload(LeaseGrantRequest{in->ttl, in->id});
+    }
+    case EndpointKind::kLeaseRevoke:
+      return server::RequestPayload(
+          LeaseRevokeRequest{reinterpret_cast<const Natcd__V1__LeaseRevokeRequest*>(body)->id});
+    case EndpointKind::kLeaseKeepAlive:
+      return server::RequestPayload(LeaseKeepAliveRequest{
+          reinterpret_cast<const Natcd__V1__LeaseKeepAliveRequest*>(body)->id});
+    case EndpointKind::kLeaseKeepAliveHex:
+      return server::RequestPayload(LeaseKeepAliveRequest{hex_lease_id});
+    case EndpointKind::kLeaseTimeToLive: {
+      auto* in = reinterpret_cast<const Natcd__V1__LeaseTimeToLiveRequest*>(body);
+      return server::RequestPayload(LeaseTimeToLiveRequest{in->id, static_cast<bool>(in->keys)});
+    }
+    case EndpointKind::kLeaseLeases:
+      return server::RequestPayload(server::LeaseLeasesRequest{});
+    case EndpointKind::kStatus:
+      return server::RequestPayload(server::StatusRequest{});
+    case EndpointKind::kHashKV:
+      return server::RequestPayload(
+          HashKVRequest{reinterpret_cast<const Natcd__V1__HashKVRequest*>(body)->revision});
+    case EndpointKind::kHash:
+      return server::RequestPayload(HashRequest{});
+    case EndpointKind::kDefragment:
+      return server::RequestPayload(DefragmentRequest{});
+    case EndpointKind::kMoveLeader:
+      return server::RequestPayload(server::MoveLeaderRequest{
+          reinterpret_cast<const Natcd__V1__MoveLeaderRequest*>(body)->targetid});
+    case EndpointKind::kMemberList:
+      return server::RequestPayload(server::MemberListRequest{});
+    case EndpointKind::kMemberAdd: {
+      auto* in = reinterpret_cast<const Natcd__V1__MemberAddRequest*>(body);
+      return server::RequestPayload(
+          server::MemberAddRequest{in->name ? in->name : "", static_cast<bool>(in->islearner)});
+    }
+    case EndpointKind::kMemberRemove:
+      return server::RequestPayload(server::MemberRemoveRequest{
+          reinterpret_cast<const Natcd__V1__MemberRemoveRequest*>(body)->id});
+    case EndpointKind::kMemberPromote:
+      return server::RequestPayload(server::MemberPromoteRequest{
+          reinterpret_cast<const Natcd__V1__MemberPromoteRequest*>(body)->id});
+    default:
+      return Status::Internal("not a member request");
+  }
+}
+
+}  // namespace natcd::nats
