@@ -12,7 +12,11 @@ THREAD_SAFETY_SRCS := $(sort $(wildcard core/server/*.cc) $(wildcard adapters/na
 THREAD_SAFETY_STAMP := $(BUILD)/thread-safety.stamp
 CLANGXX ?= clang++
 
+# A compile-time check with clang, the same under the sanitizers: `make asan`
+# leaves it to `make test`.
+ifeq ($(SANITIZE),)
 CHECK_TARGETS += check-thread-safety
+endif
 
 $(THREAD_SAFETY_STAMP): $(THREAD_SAFETY_SRCS) $(wildcard core/server/*.h adapters/nats/*.h adapters/nats/*/*.h adapters/grpc/*.h core/include/natcd/*.h) \
     | $(NATS_PB_H) $(GRPC_PB_H)
