@@ -49,6 +49,16 @@ inline CommandResult RunEtcdctl(const TempDir& dir, int n, const std::vector<std
   return r;
 }
 
+// The header revision in etcdctl's `-w json` output (0 if none, as etcd's
+// JSON leaves a zero out): a watch
+// started with --rev of one more than it sees every later write, however
+// long etcdctl takes to set the watch up.
+inline int64_t HeaderRevision(const std::string& json) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"revision\":([0-9]+)"))) return 0;
+  return std::stoll(m[1]);
+}
+
 class EtcdctlTest : public ::testing::Test {
  public:
   static void SetUpTestSuite() {

@@ -17,9 +17,8 @@ std::string LeaseIdOf(const std::string& granted) {
 }
 
 TEST_F(WatchLeaseTest, WatchSeesPutsAndDeletesWithPrevKv) {
-  auto watch = Start({"watch", "/w/", "--prefix", "--prev-kv"});
-  // The watch is in place once etcdctl got its created reply; give it a moment.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int64_t now = HeaderRevision(Run({"get", "/w/", "-w", "json"}).out);
+  auto watch = Start({"watch", "/w/", "--prefix", "--prev-kv", "--rev", std::to_string(now + 1)});
   ASSERT_EQ(Run({"put", "/w/a", "1"}).code, 0);
   ASSERT_EQ(Run({"put", "/w/a", "2"}).code, 0);
   ASSERT_EQ(Run({"del", "/w/a"}).code, 0);
@@ -48,8 +47,8 @@ TEST_F(WatchLeaseTest, InteractiveWatch) {
   pid_t pid = SpawnProcess(Argv({"watch", "-i"}), "", out, out, {{"ETCDCTL_API", "3"}}, fds[0]);
   close(fds[0]);
   BackgroundProcess watch(pid, out, fds[1]);
-  ASSERT_TRUE(watch.Send("watch /iw/a\n"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int64_t now = HeaderRevision(Run({"get", "/iw/a", "-w", "json"}).out);
+  ASSERT_TRUE(watch.Send("watch --rev " + std::to_string(now + 1) + " /iw/a\n"));
   ASSERT_EQ(Run({"put", "/iw/a", "x"}).code, 0);
   ASSERT_TRUE(watch.WaitFor("PUT\n/iw/a\nx\n")) << watch.Output();
 }
