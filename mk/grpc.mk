@@ -4,16 +4,16 @@
 # adapters/grpc/etcd_rpc.proto): no protoc C++ code, one codec for both
 # front ends (README.md "Dependencies and why").
 #
-#   $(BUILD)/gen/adapters/grpc/etcd_rpc.pb-c.{c,h}   protoc-c output
+#   $(BUILD)/gen/adapters/grpc/etcd_rpc.pb-c.{c,h}   protoc-c output (and etcd_concurrency's)
 #   $(BUILD)/lib/libnatcd_grpc.a                    the front end
 #   $(BUILD)/bin/grpc_tests                         googletest, tests/grpc/: etcdctl (Debian's
 #                                                   etcd-client) and grpc++ clients against natcd
 #   make check-grpc                                 runs them
 
-GRPC_PROTO := adapters/grpc/etcd_rpc.proto
-GRPC_PB_C := $(BUILD)/gen/adapters/grpc/etcd_rpc.pb-c.c
-GRPC_PB_H := $(BUILD)/gen/adapters/grpc/etcd_rpc.pb-c.h
-GRPC_PB_OBJ := $(BUILD)/obj/gen/adapters/grpc/etcd_rpc.pb-c.o
+GRPC_PROTOS := adapters/grpc/etcd_rpc.proto adapters/grpc/etcd_concurrency.proto
+GRPC_PB_C := $(GRPC_PROTOS:%.proto=$(BUILD)/gen/%.pb-c.c)
+GRPC_PB_H := $(GRPC_PROTOS:%.proto=$(BUILD)/gen/%.pb-c.h)
+GRPC_PB_OBJ := $(GRPC_PROTOS:%.proto=$(BUILD)/obj/gen/%.pb-c.o)
 
 GRPC_SRCS := $(sort $(wildcard adapters/grpc/*.cc))
 GRPC_OBJS := $(GRPC_SRCS:%.cc=$(BUILD)/obj/%.o)
@@ -23,11 +23,11 @@ GRPCXX_LIBS := $(shell pkg-config --libs grpc++ 2>/dev/null)
 
 ALL_TARGETS += $(GRPC_LIB)
 
-$(GRPC_PB_C) $(GRPC_PB_H) &: $(GRPC_PROTO) $(NATS_PROTO)
+$(GRPC_PB_C) $(GRPC_PB_H) &: $(GRPC_PROTOS) $(NATS_PROTO)
 	@mkdir -p $(BUILD)/gen
-	protoc-c --proto_path=. --c_out=$(BUILD)/gen $(GRPC_PROTO)
+	protoc-c --proto_path=. --c_out=$(BUILD)/gen $(GRPC_PROTOS)
 
-$(GRPC_PB_OBJ): $(GRPC_PB_C) | $(NATS_PB_H)
+$(BUILD)/obj/gen/adapters/grpc/%.pb-c.o: $(BUILD)/gen/adapters/grpc/%.pb-c.c | $(NATS_PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/grpc/concurrency_call.h"
 #include "adapters/grpc/etcd_methods.h"
 #include "adapters/grpc/lease_keepalive_call.h"
 #include "adapters/grpc/live_calls.h"
@@ -65,6 +66,14 @@ class EtcdService final : public grpc::CallbackGenericService {
         return WatchCall::Start(context, method, calls_);
       case Method::kLeaseKeepAlive:
         return LeaseKeepAliveCall::Start(context, method, calls_);
+      case Method::kLock:
+      case Method::kUnlock:
+      case Method::kCampaign:
+      case Method::kProclaim:
+      case Method::kLeader:
+      case Method::kObserve:
+      case Method::kResign:
+        return ConcurrencyCall::Start(context, method, calls_);
       default:
         return UnaryCall::Start(context, method, calls_);
     }

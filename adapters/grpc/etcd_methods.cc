@@ -1,5 +1,6 @@
 #include "adapters/grpc/etcd_methods.h"
 
+#include "adapters/grpc/etcd_concurrency.pb-c.h"
 #include "adapters/grpc/etcd_rpc.pb-c.h"
 #include "adapters/nats/natcd.pb-c.h"
 
@@ -7,6 +8,7 @@ namespace natcd::etcd_api {
 namespace {
 
 constexpr Shape U = Shape::kUnary;
+constexpr Shape S = Shape::kServerStream;
 constexpr Shape B = Shape::kBidiStream;
 
 const MethodInfo kMethods[] = {
@@ -47,6 +49,16 @@ const MethodInfo kMethods[] = {
      &natcd__v1__move_leader_request__descriptor},
     {"/grpc.health.v1.Health/Check", Method::kHealthCheck, U,
      &natcd__grpc__health_check_request__descriptor},
+    {"/v3lockpb.Lock/Lock", Method::kLock, U, &natcd__grpc__lock_request__descriptor},
+    {"/v3lockpb.Lock/Unlock", Method::kUnlock, U, &natcd__grpc__unlock_request__descriptor},
+    {"/v3electionpb.Election/Campaign", Method::kCampaign, U,
+     &natcd__grpc__campaign_request__descriptor},
+    {"/v3electionpb.Election/Proclaim", Method::kProclaim, U,
+     &natcd__grpc__proclaim_request__descriptor},
+    {"/v3electionpb.Election/Leader", Method::kLeader, U, &natcd__grpc__leader_request__descriptor},
+    {"/v3electionpb.Election/Observe", Method::kObserve, S,
+     &natcd__grpc__leader_request__descriptor},
+    {"/v3electionpb.Election/Resign", Method::kResign, U, &natcd__grpc__resign_request__descriptor},
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The methods of etcd's gRPC API (etcd 3.5's services, by their paths as a
-// client sends them: "/etcdserverpb.KV/Range") and what natcd does with
+// client sends them: "/etcdserverpb.KV/Range", "/v3lockpb.Lock/Lock") and what natcd does with
 // each: serve it through the member, serve it on this front end alone, or
 // answer UNIMPLEMENTED (a method natcd does not offer yet, or a newer
 // etcd's that a client may probe, such as KV/RangeStream).
@@ -36,10 +36,18 @@ enum class Method {
   kDefragment,
   kMoveLeader,
   kHealthCheck,
+  // The server-side concurrency services (v3lockpb, v3electionpb).
+  kLock,
+  kUnlock,
+  kCampaign,
+  kProclaim,
+  kLeader,
+  kObserve,
+  kResign,
 };
 
 // How a method's messages flow: one request and one response, or streams.
-enum class Shape { kUnary, kBidiStream };
+enum class Shape { kUnary, kServerStream, kBidiStream };
 
 struct MethodInfo {
   std::string_view path;

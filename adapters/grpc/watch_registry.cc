@@ -144,6 +144,38 @@ void WatchRegistry::StreamEnded(StreamCall* call) {
   streams_.erase(it);
 }
 
+Result<WatchId> WatchRegistry::WatchOwn(const WatchOptions& options, OwnWatchHandler on_message) {
+  on_member_thread_.AssertHeld();
+  if (engine_ == nullptr) return Status::Unavailable("ErrStopped", "etcdserver: server stopped");
+  Result<WatchId> created = engine_->watches().Create(options);
+  if (created.ok()) own_[*created] = std::move(on_message);
+  return created;
+}
+
+void WatchRegistry::CancelOwn(WatchId id) {
+  on_member_thread_.AssertHeld();
+  if (own_.erase(id) != 0 && engine_ != nullptr) (void)engine_->watches().Cancel(id);
+}
+
+void WatchRegistry::DeliverOwn(WatchId hub_id) {
+  WatchHub& hub = engine_->watches();
+  WatchMessage message;
+  while (hub.Poll(hub_id, kResponseEventsMax, &message)) {
+    auto it = own_.find(hub_id);
+    if (it == own_.end()) return;
+    // A copy: the handler may start or cancel watches.
+    OwnWatchHandler handler = it->second;
+    if (message.canceled) own_.erase(it);
+    const bool more = handler(message);
+    if (message.canceled) return;
+    if (!more) {
+      CancelOwn(hub_id);
+      return;
+    }
+    message = WatchMessage{};
+  }
+}
+
 void WatchRegistry::Forget(WatchId hub_id) {
   auto it = watches_.find(hub_id);
   if (it == watches_.end()) return;
@@ -212,9 +244,13 @@ bool WatchRegistry::Send(WatchId hub_id, Watch& watch, WatchMessage& message) {
 }
 
 void WatchRegistry::Deliver(bool ignore_bound) {
-  if (engine_ == nullptr || watches_.empty()) return;
+  if (engine_ == nullptr || (watches_.empty() && own_.empty())) return;
   WatchHub& hub = engine_->watches();
   for (WatchId hub_id : hub.Ready()) {
+    if (own_.count(hub_id) != 0) {
+      DeliverOwn(hub_id);
+      continue;
+    }
     auto it = watches_.find(hub_id);
     if (it == watches_.end()) continue;  // another front end's
     StreamCall* call = it->second.stream->call.get();
@@ -240,6 +276,7 @@ void WatchRegistry::Detach() {
   Deliver(/*ignore_bound=*/true);
   for (auto& [call, stream] : streams_) stream.watches.clear();
   watches_.clear();
+  own_.clear();
   engine_ = nullptr;
 }
 

@@ -13,6 +13,9 @@
 // consumer, a snapshot replacing the database, shutdown) gets a canceled
 // response with its reason and compact revision.
 //
+// The front end's own watches: the lock and election services wait on a
+// key with a watch whose messages go to a function instead of a stream.
+//
 // Flow: a stream whose queue of unwritten responses is over
 // stream_bytes_max is not polled until it drains; its watches' events wait
 // in the hub, whose own bound cancels a watch that falls too far behind.
@@ -23,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -51,6 +55,14 @@ class WatchRegistry final : public server::FrontEnd {
   void RequestProgress(StreamCall* stream);
   // The stream is over: its watches go.
   void StreamEnded(StreamCall* stream);
+
+  // A watch of the front end itself: every message (events, progress, the
+  // cancel that ends it) goes to `on_message` after a turn, until it
+  // returns false or CancelOwn. Errors as WatchHub::Create's; Unavailable
+  // while the member has no engine.
+  using OwnWatchHandler = std::function<bool(const WatchMessage& message)>;
+  Result<WatchId> WatchOwn(const WatchOptions& options, OwnWatchHandler on_message);
+  void CancelOwn(WatchId id);
 
   // server::FrontEnd
   void Attach(Engine* engine) override;
@@ -81,6 +93,7 @@ class WatchRegistry final : public server::FrontEnd {
   bool Send(WatchId hub_id, Watch& watch, WatchMessage& message) REQUIRES(on_member_thread_);
   void SendEvents(Watch& watch, const WatchMessage& message) REQUIRES(on_member_thread_);
   void Forget(WatchId hub_id) REQUIRES(on_member_thread_);
+  void DeliverOwn(WatchId hub_id) REQUIRES(on_member_thread_);
   void MaybeAnswerProgress(Stream& stream) REQUIRES(on_member_thread_);
   void SendControl(Stream& stream, int64_t watch_id, int64_t revision, bool created, bool canceled,
                    const char* reason, int64_t compact_revision) REQUIRES(on_member_thread_);
@@ -92,6 +105,7 @@ class WatchRegistry final : public server::FrontEnd {
   Engine* engine_ GUARDED_BY(on_member_thread_) = nullptr;
   std::map<StreamCall*, Stream> streams_ GUARDED_BY(on_member_thread_);
   std::unordered_map<WatchId, Watch> watches_ GUARDED_BY(on_member_thread_);
+  std::unordered_map<WatchId, OwnWatchHandler> own_ GUARDED_BY(on_member_thread_);
 };
 
 }  // namespace natcd::etcd_api

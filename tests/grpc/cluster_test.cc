@@ -2,11 +2,15 @@
 // serves (followers forward writes and lease calls to the leader, reads are
 // linearizable on every member), a watch on one member sees writes made
 // through another, and etcdctl given every endpoint keeps working when the
-// leader is killed.
+// leader is killed; the server-side lock waits on a follower for an unlock
+// made through another member.
 #include <map>
 #include <regex>
 
+#include "adapters/grpc/etcd_concurrency.pb-c.h"
+#include "adapters/nats/natcd.pb-c.h"
 #include "grpc/etcdctl_fixture.h"
+#include "grpc/grpc_client.h"
 
 namespace natcd::testing {
 namespace {
@@ -144,8 +148,9 @@ TEST_F(GrpcClusterTest, LeasesAndWatchesAcrossMembers) {
   for (const std::string name : kNames) {
     if (name != leader) followers.push_back(name);
   }
-  auto watch = StartEtcdctl({"watch", "/lw/", "--prefix"}, endpoints_[followers[0]]);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int64_t now = HeaderRevision(Run({"get", "/lw/", "-w", "json"}, endpoints_[leader]).out);
+  auto watch = StartEtcdctl({"watch", "/lw/", "--prefix", "--rev", std::to_string(now + 1)},
+                            endpoints_[followers[0]]);
   CommandResult granted = Run({"lease", "grant", "30"}, endpoints_[followers[0]]);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(granted.out, m, std::regex("lease ([0-9a-f]+) granted")))
@@ -157,6 +162,57 @@ TEST_F(GrpcClusterTest, LeasesAndWatchesAcrossMembers) {
   ASSERT_TRUE(watch->WaitFor("PUT\n/lw/k\nv\n")) << watch->Output();
   EXPECT_EQ(Run({"lease", "revoke", id}, endpoints_[leader]).out, "lease " + id + " revoked\n");
   ASSERT_TRUE(watch->WaitFor("DELETE\n/lw/k\n")) << watch->Output();
+}
+
+TEST_F(GrpcClusterTest, ALockWaitedForOnAFollowerPassesOnWhenUnlockedThroughTheLeader) {
+  const std::string leader = Leader();
+  ASSERT_FALSE(leader.empty());
+  std::vector<std::unique_ptr<grpc::GenericStub>> followers;
+  for (const std::string name : kNames) {
+    if (name == leader) continue;
+    followers.push_back(std::make_unique<grpc::GenericStub>(
+        grpc::CreateChannel(endpoints_[name], grpc::InsecureChannelCredentials())));
+  }
+  auto grant = [](grpc::GenericStub* stub) {
+    Natcd__V1__LeaseGrantRequest r;
+    natcd__v1__lease_grant_request__init(&r);
+    r.ttl = 30;
+    std::string out;
+    EXPECT_TRUE(UnaryCall(stub, "/etcdserverpb.Lease/LeaseGrant", Pack(&r.base), &out).ok());
+    auto* g = natcd__v1__lease_grant_response__unpack(nullptr, out.size(),
+                                                      reinterpret_cast<const uint8_t*>(out.data()));
+    const int64_t id = g != nullptr ? g->id : 0;
+    if (g != nullptr) natcd__v1__lease_grant_response__free_unpacked(g, nullptr);
+    return id;
+  };
+  auto lock = [](int64_t lease) {
+    Natcd__Grpc__LockRequest r;
+    natcd__grpc__lock_request__init(&r);
+    static const std::string name = "cl-lock";
+    r.name = BinaryOf(name);
+    r.lease = lease;
+    return Pack(&r.base);
+  };
+  auto key_of = [](PendingCall& call) {
+    EXPECT_TRUE(call.Wait(std::chrono::seconds(10)));
+    EXPECT_TRUE(call.status().ok()) << call.status().error_message();
+    const std::string bytes = call.response();
+    auto* r = natcd__grpc__lock_response__unpack(nullptr, bytes.size(),
+                                                 reinterpret_cast<const uint8_t*>(bytes.data()));
+    std::string key =
+        r != nullptr ? std::string(reinterpret_cast<char*>(r->key.data), r->key.len) : "";
+    if (r != nullptr) natcd__grpc__lock_response__free_unpacked(r, nullptr);
+    return key;
+  };
+  PendingCall holder(followers[0].get(), "/v3lockpb.Lock/Lock", lock(grant(followers[0].get())));
+  const std::string held = key_of(holder);
+  ASSERT_FALSE(held.empty());
+  PendingCall waiter(followers[1].get(), "/v3lockpb.Lock/Lock", lock(grant(followers[1].get())));
+  ASSERT_FALSE(waiter.Wait(std::chrono::milliseconds(500)));
+  ASSERT_EQ(Run({"del", held}, endpoints_[leader]).out, "1\n");
+  const std::string next = key_of(waiter);
+  EXPECT_NE(next, held);
+  EXPECT_EQ(next.rfind("cl-lock/", 0), 0u);
 }
 
 TEST_F(GrpcClusterTest, AClientWithEveryEndpointSurvivesTheLeadersDeath) {

@@ -3,38 +3,13 @@
 // stream abandoned mid-call) answered with a clear error while the server
 // keeps serving, and the Watch stream's protocol (per-stream watch IDs,
 // created in order, cancel, broadcast progress, compaction).
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/grpcpp.h>
-
-#include <future>
-#include <map>
-
 #include "adapters/grpc/etcd_rpc.pb-c.h"
 #include "adapters/nats/natcd.pb-c.h"
 #include "grpc/etcdctl_fixture.h"
+#include "grpc/grpc_client.h"
 
 namespace natcd::testing {
 namespace {
-
-std::string Pack(const ProtobufCMessage* m) {
-  std::string out(protobuf_c_message_get_packed_size(m), '\0');
-  protobuf_c_message_pack(m, reinterpret_cast<uint8_t*>(out.data()));
-  return out;
-}
-
-grpc::ByteBuffer Buffer(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
-
-std::string Bytes(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string out;
-  if (buffer.Dump(&slices).ok()) {
-    for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return out;
-}
 
 class GrpcWireTest : public EtcdctlTest {
  protected:
@@ -44,15 +19,7 @@ class GrpcWireTest : public EtcdctlTest {
   }
 
   grpc::Status Unary(const std::string& method, const std::string& request, std::string* response) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    grpc::ByteBuffer in = Buffer(request), out;
-    std::promise<grpc::Status> done;
-    stub_->UnaryCall(&context, method, grpc::StubOptions(), &in, &out,
-                     [&](grpc::Status s) { done.set_value(std::move(s)); });
-    grpc::Status s = done.get_future().get();
-    if (response != nullptr) *response = Bytes(out);
-    return s;
+    return UnaryCall(stub_.get(), method, request, response);
   }
 
   grpc::Status Put(const std::string& key, const std::string& value) {
@@ -65,73 +32,6 @@ class GrpcWireTest : public EtcdctlTest {
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<grpc::GenericStub> stub_;
-};
-
-// A bidirectional stream driven synchronously over a completion queue.
-class SyncStream {
- public:
-  SyncStream(grpc::GenericStub* stub, const std::string& method) {
-    call_ = stub->PrepareCall(&context_, method, &cq_);
-    call_->StartCall(Tag(1));
-    ok_ = Await(1);
-  }
-  ~SyncStream() {
-    context_.TryCancel();
-    grpc::Status status;
-    call_->Finish(&status, Tag(9));
-    Await(9);
-    cq_.Shutdown();
-    void* tag;
-    bool ok;
-    while (cq_.Next(&tag, &ok)) {
-    }
-  }
-  bool ok() const { return ok_; }
-  bool Write(const std::string& bytes) {
-    grpc::ByteBuffer buffer = Buffer(bytes);
-    call_->Write(buffer, Tag(2));
-    return Await(2);
-  }
-  // The next message, or false when the stream ended or `timeout` passed
-  // (a read that timed out stays outstanding: the next Read waits for it).
-  bool Read(std::string* bytes, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-    if (!reading_) {
-      read_buffer_.Clear();
-      call_->Read(&read_buffer_, Tag(3));
-      reading_ = true;
-    }
-    if (!Await(3, timeout)) return false;
-    reading_ = false;
-    *bytes = Bytes(read_buffer_);
-    return true;
-  }
-
- private:
-  static void* Tag(intptr_t n) { return reinterpret_cast<void*>(n); }
-  // Waits for the operation tagged `want`; others that complete meanwhile
-  // are remembered for their own Await.
-  bool Await(intptr_t want, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-    auto deadline = std::chrono::system_clock::now() + timeout;
-    while (true) {
-      auto it = completed_.find(want);
-      if (it != completed_.end()) {
-        const bool ok = it->second;
-        completed_.erase(it);
-        return ok;
-      }
-      void* tag = nullptr;
-      bool ok = false;
-      if (cq_.AsyncNext(&tag, &ok, deadline) != grpc::CompletionQueue::GOT_EVENT) return false;
-      completed_[reinterpret_cast<intptr_t>(tag)] = ok;
-    }
-  }
-  std::map<intptr_t, bool> completed_;
-  grpc::ClientContext context_;
-  grpc::CompletionQueue cq_;
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
-  bool ok_ = false;
-  grpc::ByteBuffer read_buffer_;
-  bool reading_ = false;
 };
 
 using Response = std::unique_ptr<Natcd__V1__WatchResponse, void (*)(Natcd__V1__WatchResponse*)>;
