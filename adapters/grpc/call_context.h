@@ -12,6 +12,7 @@
 
 namespace natcd::etcd_api {
 
+class LeaderMonitor;
 class LiveCalls;
 class WatchRegistry;
 
@@ -25,6 +26,8 @@ struct CallContext {
   WatchRegistry* watches = nullptr;
   // The open streams, ended when the server stops.
   LiveCalls* live = nullptr;
+  // The open streams that require a leader.
+  LeaderMonitor* leader_monitor = nullptr;
 };
 
 }  // namespace natcd::etcd_api

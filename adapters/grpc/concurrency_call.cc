@@ -75,7 +75,7 @@ grpc::ServerGenericBidiReactor* ConcurrencyCall::Start(grpc::GenericCallbackServ
   call->Begin();
   // Lock, Campaign and Observe wait as long as it takes: a stopping server
   // ends them.
-  calls->live->Add(call);
+  TrackLongLived(*calls, call);
   return call.get();
 }
 

@@ -1,9 +1,9 @@
 #include "adapters/grpc/etcd_codec.h"
 
 #include "adapters/grpc/etcd_rpc.pb-c.h"
-#include "adapters/nats/natcd.pb-c.h"
-#include "adapters/nats/front_end/nats_responder.h"
 #include "adapters/nats/codec/request_payload.h"
+#include "adapters/nats/front_end/nats_responder.h"
+#include "adapters/nats/natcd.pb-c.h"
 
 namespace natcd::etcd_api {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "adapters/grpc/concurrency_call.h"
 #include "adapters/grpc/etcd_methods.h"
+#include "adapters/grpc/leader_monitor.h"
 #include "adapters/grpc/lease_keepalive_call.h"
 #include "adapters/grpc/live_calls.h"
 #include "adapters/grpc/stream_call.h"
@@ -56,9 +57,7 @@ class EtcdService final : public grpc::CallbackGenericService {
     // clientv3's WithRequireLeader (kube-apiserver's watches, keep-alive
     // streams): a member that knows no leader refuses the call, as etcd's
     // interceptor does, so the client tries another member.
-    const auto& metadata = context->client_metadata();
-    auto require = metadata.find("hasleader");
-    if (require != metadata.end() && require->second == "true" && calls_->member->leader() == 0) {
+    if (RequiresLeader(*context) && calls_->member->leader() == 0) {
       return RejectedCall(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader"));
     }
     switch (method->method) {
@@ -152,11 +151,33 @@ Result<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(const GrpcServer
 
 }  // namespace
 
+// The member's hooks for this front end: watch delivery, and the leader
+// monitor on its ticks.
+class GrpcFrontEnd final : public server::FrontEnd {
+ public:
+  GrpcFrontEnd(WatchRegistry* watches, LeaderMonitor* monitor)
+      : watches_(watches), monitor_(monitor) {}
+  void Attach(Engine* engine) override { watches_->Attach(engine); }
+  void Detach() override { watches_->Detach(); }
+  void AfterTurn() override { watches_->AfterTurn(); }
+  void Tick() override {
+    watches_->Tick();
+    monitor_->Tick();
+  }
+  void LeadershipChanged(bool leading) override { watches_->LeadershipChanged(leading); }
+
+ private:
+  WatchRegistry* const watches_;
+  LeaderMonitor* const monitor_;
+};
+
 struct EtcdGrpcServer::Parts {
   GrpcServerOptions options;
   Clock* clock = nullptr;
   CallContext calls;
   std::unique_ptr<WatchRegistry> watches;
+  std::unique_ptr<LeaderMonitor> leader_monitor;
+  std::unique_ptr<GrpcFrontEnd> front_end;
   LiveCalls live;
   std::unique_ptr<EtcdService> service;
   std::unique_ptr<grpc::Server> server;
@@ -190,6 +211,9 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   p->watches = std::make_unique<WatchRegistry>(&p->calls, options.watch_stream_bytes_max);
   p->calls.watches = p->watches.get();
   p->calls.live = &p->live;
+  p->leader_monitor = std::make_unique<LeaderMonitor>(member, clock, options.election_timeout_ms);
+  p->calls.leader_monitor = p->leader_monitor.get();
+  p->front_end = std::make_unique<GrpcFrontEnd>(p->watches.get(), p->leader_monitor.get());
   p->service = std::make_unique<EtcdService>(&p->calls);
 
   grpc::ServerBuilder builder;
@@ -238,7 +262,7 @@ EtcdGrpcServer::EtcdGrpcServer(std::unique_ptr<Parts> parts) : parts_(std::move(
 
 EtcdGrpcServer::~EtcdGrpcServer() { StopReceiving(parts_->clock->MonotonicMs()); }
 
-server::FrontEnd* EtcdGrpcServer::front_end() { return parts_->watches.get(); }
+server::FrontEnd* EtcdGrpcServer::front_end() { return parts_->front_end.get(); }
 
 void EtcdGrpcServer::StopReceiving(int64_t deadline_ms) {
   Parts& p = *parts_;

@@ -40,6 +40,9 @@ struct GrpcServerOptions {
   // Responses a Watch stream may have waiting to be written before its
   // watches are not polled (their events wait in the hub).
   size_t watch_stream_bytes_max = 8 << 20;
+  // The member's: streams that require a leader end after three of them
+  // without one (LeaderMonitor).
+  int64_t election_timeout_ms = 1'000;
   // For the peer URLs members report (P.raft.<cluster>.<member>).
   std::string prefix = "natcd";
   std::string cluster_name = "default";
@@ -58,7 +61,7 @@ class EtcdGrpcServer {
   EtcdGrpcServer(const EtcdGrpcServer&) = delete;
   EtcdGrpcServer& operator=(const EtcdGrpcServer&) = delete;
 
-  // The member's hooks for this front end (watch delivery).
+  // The member's hooks for this front end (watch delivery, the leader monitor).
   server::FrontEnd* front_end();
   // Stops taking calls: open streams are canceled, unary calls in flight
   // are answered by the member (waiting at most until the deadline).

@@ -12,7 +12,7 @@ grpc::ServerGenericBidiReactor* LeaseKeepAliveCall::Start(
     const CallContext* calls) {
   std::shared_ptr<LeaseKeepAliveCall> call(new LeaseKeepAliveCall(context, method, calls));
   call->Begin();
-  calls->live->Add(call);
+  TrackLongLived(*calls, call);
   return call.get();
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "adapters/grpc/leader_monitor.h"
+
 namespace natcd::etcd_api {
 
 void LiveCalls::Add(const std::shared_ptr<StreamCall>& call) {
@@ -31,6 +33,13 @@ void LiveCalls::EndAll(const grpc::Status& status) {
     calls_.clear();
   }
   for (const auto& call : open) call->End(status);
+}
+
+void TrackLongLived(const CallContext& calls, const std::shared_ptr<StreamCall>& call) {
+  calls.live->Add(call);
+  if (calls.leader_monitor != nullptr && RequiresLeader(*call->context())) {
+    calls.leader_monitor->Add(call);
+  }
 }
 
 }  // namespace natcd::etcd_api

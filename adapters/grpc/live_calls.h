@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "adapters/grpc/call_context.h"
 #include "adapters/grpc/stream_call.h"
 #include "natcd/mutex.h"
 
@@ -27,5 +28,9 @@ class LiveCalls {
   bool ended_ GUARDED_BY(mu_) = false;
   grpc::Status status_ GUARDED_BY(mu_);
 };
+
+// A long-lived call just started: ended when the server stops, and when it
+// requires a leader, by the leader monitor.
+void TrackLongLived(const CallContext& calls, const std::shared_ptr<StreamCall>& call);
 
 }  // namespace natcd::etcd_api

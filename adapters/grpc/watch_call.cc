@@ -12,7 +12,7 @@ grpc::ServerGenericBidiReactor* WatchCall::Start(grpc::GenericCallbackServerCont
                                                  const CallContext* calls) {
   std::shared_ptr<WatchCall> call(new WatchCall(context, method, calls));
   call->Begin();
-  calls->live->Add(call);
+  TrackLongLived(*calls, call);
   return call.get();
 }
 

@@ -435,6 +435,7 @@ int main(int argc, char** argv) {
     api.server.request_bytes_max = static_cast<size_t>(s.max_request_bytes);
     api.server.prefix = s.prefix;
     api.server.cluster_name = s.cluster_name;
+    api.server.election_timeout_ms = s.election_timeout_ms;
     api.embedded_default = embedded_default;
     api.clock = &clock;
     options.front_ends.push_back(natcd::EtcdApiFrontEnd(std::move(api), &client_urls));

@@ -3,11 +3,13 @@
 // linearizable on every member), a watch on one member sees writes made
 // through another, and etcdctl given every endpoint keeps working when the
 // leader is killed; the server-side lock waits on a follower for an unlock
-// made through another member.
+// made through another member, and a stream requiring a leader ends on a
+// member left without one.
 #include <map>
 #include <regex>
 
 #include "adapters/grpc/etcd_concurrency.pb-c.h"
+#include "adapters/grpc/etcd_rpc.pb-c.h"
 #include "adapters/nats/natcd.pb-c.h"
 #include "grpc/etcdctl_fixture.h"
 #include "grpc/grpc_client.h"
@@ -213,6 +215,53 @@ TEST_F(GrpcClusterTest, ALockWaitedForOnAFollowerPassesOnWhenUnlockedThroughTheL
   const std::string next = key_of(waiter);
   EXPECT_NE(next, held);
   EXPECT_EQ(next.rfind("cl-lock/", 0), 0u);
+}
+
+TEST_F(GrpcClusterTest, AStreamRequiringALeaderEndsOnAMemberThatLostItsLeader) {
+  const std::string leader = Leader();
+  ASSERT_FALSE(leader.empty());
+  std::string follower;
+  for (const std::string name : kNames) {
+    if (name != leader) follower = name;
+  }
+  grpc::GenericStub stub(
+      grpc::CreateChannel(endpoints_[follower], grpc::InsecureChannelCredentials()));
+  Natcd__V1__WatchCreateRequest create;
+  natcd__v1__watch_create_request__init(&create);
+  const std::string key = "/hl/";
+  create.key = BinaryOf(key);
+  Natcd__Grpc__WatchRequest request;
+  natcd__grpc__watch_request__init(&request);
+  request.request_union_case = NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
+  request.create_request = &create;
+  SyncStream requiring(&stub, "/etcdserverpb.Watch/Watch", {{"hasleader", "true"}});
+  SyncStream plain(&stub, "/etcdserverpb.Watch/Watch");
+  std::string created;
+  for (SyncStream* s : {&requiring, &plain}) {
+    ASSERT_TRUE(s->Write(Pack(&request.base)));
+    ASSERT_TRUE(s->Read(&created));
+  }
+  // Alone, the follower knows no leader after an election timeout (500 ms)
+  // and ends the stream three checks later, as etcd's monitor does.
+  for (const std::string name : kNames) {
+    if (name != follower) members_[name]->Kill();
+  }
+  const auto killed = std::chrono::steady_clock::now();
+  std::string message;
+  EXPECT_FALSE(requiring.Read(&message, std::chrono::seconds(10)));
+  const auto ended = std::chrono::steady_clock::now() - killed;
+  grpc::Status status = requiring.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(status.error_message(), "etcdserver: no leader");
+  EXPECT_LT(ended, std::chrono::seconds(5));
+  EXPECT_GE(ended, std::chrono::milliseconds(1'000));
+  // A stream that did not ask for a leader stays: it still answers.
+  Natcd__V1__WatchProgressRequest progress;
+  natcd__v1__watch_progress_request__init(&progress);
+  request.request_union_case = NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_PROGRESS_REQUEST;
+  request.progress_request = &progress;
+  ASSERT_TRUE(plain.Write(Pack(&request.base)));
+  EXPECT_TRUE(plain.Read(&message, std::chrono::seconds(5)));
 }
 
 TEST_F(GrpcClusterTest, AClientWithEveryEndpointSurvivesTheLeadersDeath) {

@@ -81,16 +81,16 @@ inline grpc::Status UnaryCall(grpc::GenericStub* stub, const std::string& method
 // A bidirectional stream driven synchronously over a completion queue.
 class SyncStream {
  public:
-  SyncStream(grpc::GenericStub* stub, const std::string& method) {
+  SyncStream(grpc::GenericStub* stub, const std::string& method,
+             const std::multimap<std::string, std::string>& metadata = {}) {
+    for (const auto& [key, value] : metadata) context_.AddMetadata(key, value);
     call_ = stub->PrepareCall(&context_, method, &cq_);
     call_->StartCall(Tag(1));
     ok_ = Await(1);
   }
   ~SyncStream() {
     context_.TryCancel();
-    grpc::Status status;
-    call_->Finish(&status, Tag(9));
-    Await(9);
+    if (!finished_) Finish();
     cq_.Shutdown();
     void* tag;
     bool ok;
@@ -102,6 +102,14 @@ class SyncStream {
     grpc::ByteBuffer buffer = Buffer(bytes);
     call_->Write(buffer, Tag(2));
     return Await(2);
+  }
+  // The status the server ended the stream with (once Read returned false).
+  grpc::Status Finish() {
+    finished_ = true;
+    grpc::Status status;
+    call_->Finish(&status, Tag(9));
+    Await(9);
+    return status;
   }
   // Half-closes: the client sends no more (a server-streaming call's one request sent).
   bool WritesDone() {
@@ -146,6 +154,7 @@ class SyncStream {
   grpc::CompletionQueue cq_;
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
   bool ok_ = false;
+  bool finished_ = false;
   grpc::ByteBuffer read_buffer_;
   bool reading_ = false;
 };
