@@ -79,6 +79,13 @@ grpc::ServerGenericBidiReactor* ConcurrencyCall::Start(grpc::GenericCallbackServ
   return call.get();
 }
 
+Natcd__V1__ResponseHeader* ConcurrencyCall::Header(const ResponseHeader& header, uint64_t raft_term,
+                                                   nats::ProtoArena* arena) const {
+  nats::HeaderInfo info = calls_->response.header;
+  info.raft_term = raft_term;
+  return nats::ToProto(header, info, arena);
+}
+
 std::shared_ptr<ConcurrencyCall> ConcurrencyCall::self() {
   return std::static_pointer_cast<ConcurrencyCall>(shared_from_this());
 }
@@ -127,12 +134,10 @@ void ConcurrencyCall::Run(const ProtobufCMessage& message) {
       del.key = Bytes(in.key);
       Ask(std::move(del), [this](const server::Response& r, uint64_t term) {
         on_member_thread_.AssertHeld();
-        nats::HeaderInfo info = calls_->response.header;
-        info.raft_term = term;
         nats::ProtoArena arena;
         Natcd__Grpc__UnlockResponse out;
         natcd__grpc__unlock_response__init(&out);
-        out.header = nats::ToProto(std::get<DeleteRangeResponse>(r).header, info, &arena);
+        out.header = Header(std::get<DeleteRangeResponse>(r).header, term, &arena);
         Answer(Pack(out.base));
       });
       return;
@@ -227,12 +232,10 @@ void ConcurrencyCall::Lock(const std::string& name, int64_t lease) {
         }
         auto answer = [this](const ResponseHeader& header, uint64_t raft_term) {
           on_member_thread_.AssertHeld();
-          nats::HeaderInfo info = calls_->response.header;
-          info.raft_term = raft_term;
           nats::ProtoArena arena;
           Natcd__Grpc__LockResponse out;
           natcd__grpc__lock_response__init(&out);
-          out.header = nats::ToProto(header, info, &arena);
+          out.header = Header(header, raft_term, &arena);
           out.key = BinaryOf(key_);
           Answer(Pack(out.base));
         };
@@ -314,12 +317,10 @@ void ConcurrencyCall::Campaign(const std::string& name, int64_t lease, const std
           on_member_thread_.AssertHeld();
           WaitDeletes(key_revision_ - 1, [this, header, term](const ResponseHeader&, uint64_t) {
             on_member_thread_.AssertHeld();
-            nats::HeaderInfo info = calls_->response.header;
-            info.raft_term = term;
             nats::ProtoArena arena;
             Natcd__Grpc__CampaignResponse out;
             natcd__grpc__campaign_response__init(&out);
-            out.header = nats::ToProto(header, info, &arena);
+            out.header = Header(header, term, &arena);
             Natcd__Grpc__LeaderKey leader;
             natcd__grpc__leader_key__init(&leader);
             leader.name = BinaryOf(name_);
@@ -369,12 +370,10 @@ void ConcurrencyCall::Proclaim(const std::string& value) {
       Close(RecipeError(kNotLeader));
       return;
     }
-    nats::HeaderInfo info = calls_->response.header;
-    info.raft_term = term;
     nats::ProtoArena arena;
     Natcd__Grpc__ProclaimResponse out;
     natcd__grpc__proclaim_response__init(&out);
-    out.header = nats::ToProto(t.header, info, &arena);
+    out.header = Header(t.header, term, &arena);
     Answer(Pack(out.base));
   });
 }
@@ -387,24 +386,20 @@ void ConcurrencyCall::Resign() {
   txn.success = {RequestOp{del}};
   Ask(std::move(txn), [this](const server::Response& r, uint64_t term) {
     on_member_thread_.AssertHeld();
-    nats::HeaderInfo info = calls_->response.header;
-    info.raft_term = term;
     nats::ProtoArena arena;
     Natcd__Grpc__ResignResponse out;
     natcd__grpc__resign_response__init(&out);
-    out.header = nats::ToProto(std::get<TxnResponse>(r).header, info, &arena);
+    out.header = Header(std::get<TxnResponse>(r).header, term, &arena);
     Answer(Pack(out.base));
   });
 }
 
 std::string ConcurrencyCall::LeaderMessage(const ResponseHeader& header, const KeyValue& kv,
                                            uint64_t raft_term) const {
-  nats::HeaderInfo info = calls_->response.header;
-  info.raft_term = raft_term;
   nats::ProtoArena arena;
   Natcd__Grpc__LeaderResponse out;
   natcd__grpc__leader_response__init(&out);
-  out.header = nats::ToProto(header, info, &arena);
+  out.header = Header(header, raft_term, &arena);
   out.kv = nats::ToProto(kv, &arena);
   return Pack(out.base);
 }

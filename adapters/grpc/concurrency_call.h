@@ -39,6 +39,7 @@
 #include "adapters/grpc/member_call.h"
 #include "adapters/grpc/message_decoder.h"
 #include "adapters/grpc/stream_call.h"
+#include "adapters/nats/codec/convert.h"
 #include "natcd/mutex.h"
 #include "natcd/watch_hub.h"
 
@@ -72,6 +73,9 @@ class ConcurrencyCall final : public StreamCall {
   void Leader() REQUIRES(on_member_thread_);
   void Observe() REQUIRES(on_member_thread_);
   void ObserveLeader(const KeyValue& leader, int64_t from_revision) REQUIRES(on_member_thread_);
+  // The response header etcd's messages carry.
+  Natcd__V1__ResponseHeader* Header(const ResponseHeader& header, uint64_t raft_term,
+                                    nats::ProtoArena* arena) const;
   std::string LeaderMessage(const ResponseHeader& header, const KeyValue& kv,
                             uint64_t raft_term) const;
 
