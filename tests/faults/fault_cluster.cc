@@ -218,6 +218,11 @@ void FaultCluster::KillMember(int i) {
   paused_[i] = false;
 }
 
+bool FaultCluster::StopMemberWithin(int i, std::chrono::milliseconds limit) {
+  if (paused_[i]) ResumeMember(i);
+  return members_[i]->StopWithin(limit);
+}
+
 ::testing::AssertionResult FaultCluster::RestartMember(int i) {
   if (members_[i]->running()) return ::testing::AssertionSuccess();
   return members_[i]->Start();

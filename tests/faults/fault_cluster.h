@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,6 +79,9 @@ class FaultCluster {
   // kill -9; RestartMember starts it again on its data directory.
   void KillMember(int i);
   ::testing::AssertionResult RestartMember(int i);
+  // SIGTERM: whether the member exited by itself within `limit` (it is
+  // killed otherwise); RestartMember starts it again.
+  bool StopMemberWithin(int i, std::chrono::milliseconds limit);
   // SIGSTOP / SIGCONT.
   void PauseMember(int i);
   void ResumeMember(int i);

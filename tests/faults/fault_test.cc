@@ -23,6 +23,7 @@
 
 #include <unistd.h>
 #include <chrono>
+#include <thread>
 
 #include <cstdlib>
 #include <sstream>
@@ -156,6 +157,74 @@ TEST(FaultsDisk, DiskFullOfOneMember) {
                    FaultStep{FaultKind::kPauseLeader, 3000, 5000},
                    FaultStep{FaultKind::kDiskFull, 8000, 6000}};
   RunAndCheck(options);
+}
+
+// The paused-member black hole (issue 16): a stopped leader keeps its queue
+// subscriptions (most of the write ones: its weight) until its nats-server
+// drops the connection (minutes: it goes on delivering to it, which counts
+// as activity, so its pings never find it stale), and what the server hands
+// it meanwhile is never answered. The C client sends writes to the leader
+// that answered its last write (P.fwd.<leader>.*) and, when that one does
+// not answer, to the queue group, where any member hands them to the new
+// leader it learns from: from two election timeouts into the pause, once
+// another member leads, only a client's first write pays an attempt at the
+// paused leader; every later one succeeds at its first attempt. Through the
+// queue group alone about half of the attempts time out.
+void ExpectPausedLeaderReleasesItsRequests(const TopologyOptions& topology) {
+  FaultCluster cluster(topology);
+  ASSERT_TRUE(cluster.Start());
+  const int leader = cluster.LeaderIndex();
+  ASSERT_GE(leader, 0);
+  constexpr int64_t kAttemptMs = 1000;  // the harness's clients' settings
+  natcdClient* client = ConnectClient(cluster.ClientUrls(), kAttemptMs, 3);
+  ASSERT_NE(client, nullptr);
+  ASSERT_EQ(natcdKV_Put(nullptr, client, NATCD_STR("black-hole/before"), NATCD_STR("v"), nullptr),
+            natcdStatus_OK);
+  const auto paused_at = std::chrono::steady_clock::now();
+  cluster.PauseMember(leader);
+  std::this_thread::sleep_until(paused_at +
+                                std::chrono::milliseconds(2 * topology.election_timeout_ms));
+  int new_leader = cluster.LeaderIndex();
+  for (int i = 0; i < 100 && new_leader == leader; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    new_leader = cluster.LeaderIndex();
+  }
+  EXPECT_NE(new_leader, leader) << "no other member took over\n" << cluster.Logs();
+  constexpr int kWrites = 30;
+  int ok = 0;
+  int slow_after_first = 0;  // writes after the first that took an attempt's timeout
+  std::string failures;
+  for (int i = 0; i < kWrites; i++) {
+    const std::string key = "black-hole/" + std::to_string(i);
+    const auto begin = std::chrono::steady_clock::now();
+    if (natcdKV_Put(nullptr, client, key.data(), key.size(), "v", 1, nullptr) == natcdStatus_OK) {
+      ok++;
+    } else {
+      natcdError e;
+      natcd_GetLastError(&e);
+      failures += "  " + key + ": " + e.text + "\n";
+    }
+    const auto took = std::chrono::steady_clock::now() - begin;
+    if (i > 0 && took >= std::chrono::milliseconds(kAttemptMs)) {
+      slow_after_first++;
+      failures += "  " + key + " took " +
+                  std::to_string(std::chrono::duration<double>(took).count()) + " s\n";
+    }
+  }
+  const double paused_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - paused_at).count();
+  cluster.ResumeMember(leader);
+  DestroyClient(client);
+  EXPECT_EQ(ok, kWrites) << failures;
+  EXPECT_EQ(slow_after_first, 0) << "the leader paused " << paused_s << " s:\n" << failures;
+}
+
+TEST(Faults, PausedLeaderReleasesItsRequestsOnOneServer) {
+  ExpectPausedLeaderReleasesItsRequests(OneServer(3));
+}
+
+TEST(Faults, PausedLeaderReleasesItsRequestsOnNatsCluster) {
+  ExpectPausedLeaderReleasesItsRequests(NatsCluster());
 }
 
 // --- make check-faults: long and random schedules ----------------------------
