@@ -95,7 +95,8 @@ class FaultCluster {
   void KillServer(int s);
   ::testing::AssertionResult RestartServer(int s);
   // Fills member i's disk (tmpfs_member) with a file until ENOSPC; FreeDisk
-  // removes the file.
+  // removes the file and restarts the member (one that failed to persist
+  // stays out of the cluster until restarted).
   ::testing::AssertionResult FillDisk(int i);
   void FreeDisk(int i);
   // Every route of server s is dropped and refused (proxy_routes).
