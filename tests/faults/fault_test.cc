@@ -166,10 +166,10 @@ TEST(FaultsDisk, DiskFullOfOneMember) {
 // it meanwhile is never answered. The C client sends writes to the leader
 // that answered its last write (P.fwd.<leader>.*) and, when that one does
 // not answer, to the queue group, where any member hands them to the new
-// leader it learns from: from two election timeouts into the pause, once
-// another member leads, only a client's first write pays an attempt at the
-// paused leader; every later one succeeds at its first attempt. Through the
-// queue group alone about half of the attempts time out.
+// leader, which the reply names: from two election timeouts into the
+// pause, once one of its writes reached the new leader, every later write
+// of the client succeeds at its first attempt. Through the queue group
+// alone about half of the attempts time out.
 void ExpectPausedLeaderReleasesItsRequests(const TopologyOptions& topology) {
   FaultCluster cluster(topology);
   ASSERT_TRUE(cluster.Start());
@@ -190,9 +190,19 @@ void ExpectPausedLeaderReleasesItsRequests(const TopologyOptions& topology) {
     new_leader = cluster.LeaderIndex();
   }
   EXPECT_NE(new_leader, leader) << "no other member took over\n" << cluster.Logs();
+  // Until one of its writes reaches the new leader, a client's attempts go
+  // through the queue group, where the paused leader still takes about half
+  // of them: bounded here, not measured.
+  bool learnt = false;
+  for (int i = 0; i < 20 && !learnt; i++) {
+    const std::string key = "black-hole/first/" + std::to_string(i);
+    learnt =
+        natcdKV_Put(nullptr, client, key.data(), key.size(), "v", 1, nullptr) == natcdStatus_OK;
+  }
+  ASSERT_TRUE(learnt) << "no write reached another leader\n" << cluster.Logs();
   constexpr int kWrites = 30;
   int ok = 0;
-  int slow_after_first = 0;  // writes after the first that took an attempt's timeout
+  int slow = 0;  // writes that took an attempt's timeout
   std::string failures;
   for (int i = 0; i < kWrites; i++) {
     const std::string key = "black-hole/" + std::to_string(i);
@@ -205,8 +215,8 @@ void ExpectPausedLeaderReleasesItsRequests(const TopologyOptions& topology) {
       failures += "  " + key + ": " + e.text + "\n";
     }
     const auto took = std::chrono::steady_clock::now() - begin;
-    if (i > 0 && took >= std::chrono::milliseconds(kAttemptMs)) {
-      slow_after_first++;
+    if (took >= std::chrono::milliseconds(kAttemptMs)) {
+      slow++;
       failures += "  " + key + " took " +
                   std::to_string(std::chrono::duration<double>(took).count()) + " s\n";
     }
@@ -216,14 +226,17 @@ void ExpectPausedLeaderReleasesItsRequests(const TopologyOptions& topology) {
   cluster.ResumeMember(leader);
   DestroyClient(client);
   EXPECT_EQ(ok, kWrites) << failures;
-  EXPECT_EQ(slow_after_first, 0) << "the leader paused " << paused_s << " s:\n" << failures;
+  EXPECT_EQ(slow, 0) << "the leader paused " << paused_s << " s:\n" << failures;
 }
 
 TEST(Faults, PausedLeaderReleasesItsRequestsOnOneServer) {
   ExpectPausedLeaderReleasesItsRequests(OneServer(3));
 }
 
-TEST(Faults, PausedLeaderReleasesItsRequestsOnNatsCluster) {
+// The same on the NATS cluster; in make check-faults (make test keeps the
+// one-server case: its time budget).
+TEST(FaultsLongChecks, PausedLeaderReleasesItsRequestsOnNatsCluster) {
+  if (!LongEnabled()) GTEST_SKIP() << "NATCD_FAULT_LONG=1 (make check-faults) runs it";
   ExpectPausedLeaderReleasesItsRequests(NatsCluster());
 }
 

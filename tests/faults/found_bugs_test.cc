@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -139,11 +140,15 @@ void ExpectStopWithinFiveSecondsAfter(NatsLoss loss) {
   }
 }
 
-TEST(FoundBugs, NatcdStopsWithinFiveSecondsAfterItsNatsServerWasKilled) {
+// These two in make check-faults only (make test's time budget): the
+// NATS-cluster case below, in make test, kills servers too.
+TEST(FaultsLongChecks, NatcdStopsWithinFiveSecondsAfterItsNatsServerWasKilled) {
+  if (std::getenv("NATCD_FAULT_LONG") == nullptr) GTEST_SKIP() << "NATCD_FAULT_LONG=1 runs it";
   ExpectStopWithinFiveSecondsAfter(NatsLoss::kKilled);
 }
 
-TEST(FoundBugs, NatcdStopsWithinFiveSecondsAfterItsNatsConnectionFroze) {
+TEST(FaultsLongChecks, NatcdStopsWithinFiveSecondsAfterItsNatsConnectionFroze) {
+  if (std::getenv("NATCD_FAULT_LONG") == nullptr) GTEST_SKIP() << "NATCD_FAULT_LONG=1 runs it";
   ExpectStopWithinFiveSecondsAfter(NatsLoss::kFrozen);
 }
 
