@@ -208,6 +208,10 @@ void Member::Impl::Deliver(Answers* answers, const Status& committed) {
 }
 
 void Member::Impl::Turn(std::vector<Item> batch) {
+  if (!storage_failure.ok()) {
+    TurnOutOfRaft(std::move(batch));
+    return;
+  }
   Answers answers;
   for (Item& item : batch) Take(std::move(item), &answers);
   Tick();
@@ -219,6 +223,7 @@ void Member::Impl::Turn(std::vector<Item> batch) {
   if (leader) shipper.Pump(ShipperLeader());
   // Idle turns still remove compacted rows and expired request ids.
   Status committed = engine->Commit();
+  if (!committed.ok() && storage_failure.ok()) LeaveRaft(committed, &answers);
   Deliver(&answers, committed);
   continuity.Publish(*engine, events, leader, membership.is_cluster(), applied_index,
                      clock->MonotonicMs(), options.election_timeout_ms);

@@ -133,6 +133,10 @@ struct Member::Impl {
   std::vector<MovingLeader> moving_leader GUARDED_BY(member_thread);
   // Keepalives answered once their checkpoint is applied (held_renewals.h).
   HeldRenewals held_renewals GUARDED_BY(member_thread);
+  // Set once persisting a Ready failed (a full disk, an I/O error): the
+  // member is out of Raft until restarted, and every request is refused
+  // with this (LeaveRaft).
+  Status storage_failure GUARDED_BY(member_thread);
 
   // Leader duties.
   bool leases_paused GUARDED_BY(member_thread) =
@@ -202,6 +206,8 @@ struct Member::Impl {
   void ProcessReady(Answers* answers) REQUIRES(member_thread);
   void Send(const raft::Message& m) REQUIRES(member_thread);
   void MaybeCompactLog() REQUIRES(member_thread);
+  void LeaveRaft(const Status& cause, Answers* answers) REQUIRES(member_thread);
+  void TurnOutOfRaft(std::vector<Item> batch) REQUIRES(member_thread);
   Status InstallSnapshot(const raft::SnapshotMeta& meta) REQUIRES(member_thread);
   SnapshotShipper::Leader ShipperLeader() REQUIRES(member_thread);
 

@@ -1,5 +1,5 @@
-// Member: the one Ready loop, ticks, log compaction, and installing a
-// snapshot from the leader (see member_impl.h).
+// Member: the one Ready loop, ticks, log compaction, installing a snapshot
+// from the leader, and leaving Raft when persisting fails (see member_impl.h).
 #include <algorithm>
 #include <cstdio>
 
@@ -131,10 +131,12 @@ void Member::Impl::ProcessReady(Answers* answers) {
     if (s.ok()) s = engine->EndSkipSync();
     if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
     if (!s.ok()) {
-      // The engine refuses everything from now on (health() says why);
-      // members elect another leader.
+      LeaveRaft(s, answers);
+      // Retryable: the entries may still commit through the others (they
+      // were sent before this fsync), and a retry with the same request id
+      // is applied once.
       for (Answer& a : *answers) {
-        if (a.is_write && a.response.ok()) a.response = s;
+        if (a.is_write && a.response.ok()) a.response = storage_failure;
       }
       return;
     }
@@ -180,6 +182,67 @@ void Member::Impl::ProcessReady(Answers* answers) {
   ServeConfirmedReads(answers);
   AnswerMovedLeader(answers);
   MaybeCompactLog();
+}
+
+// A member that cannot persist leaves Raft until it is restarted: no more
+// ticks, no message in or out. A leader that went on sending heartbeats
+// (they leave before its fsync) while nothing could be made durable held
+// the cluster hostage: no write committed, and no follower, hearing from
+// it, campaigned. Silent, it is to the others what a crashed member is:
+// they elect a leader among themselves within an election timeout. It
+// casts no vote and acknowledges nothing either: both would claim a
+// durability it does not have. (etcd exits on a failed WAL write; natcd
+// stays up to say why: every request is refused with a retryable
+// ErrStopped naming the error, so clients go to another member.)
+void Member::Impl::LeaveRaft(const Status& cause, Answers* answers) {
+  storage_failure =
+      cause.name() == "ErrStopped"
+          ? cause
+          : Status::Unavailable("ErrStopped", "etcdserver: server stopped after a storage error: " +
+                                                  cause.ToString());
+  fprintf(stderr, "natcd %s: %s; out of the cluster until restarted\n", options.name.c_str(),
+          storage_failure.ToString().c_str());
+  auto refuse = [&](std::vector<std::unique_ptr<Request>> requests) {
+    member_thread.AssertHeld();
+    for (auto& request : requests) Answer_(answers, std::move(request), storage_failure);
+  };
+  refuse(proposals.TakeAll());
+  refuse(std::move(waiting_for_leader));
+  waiting_for_leader.clear();
+  for (auto& moving : moving_leader) Answer_(answers, std::move(moving.request), storage_failure);
+  moving_leader.clear();
+  refuse(reads.TakeAll());
+  refuse(held_renewals.TakeAll());
+  turn_entries.clear();
+  turn_commands.clear();
+  turn_seqs.clear();
+  // Its leader weight goes (front ends' LeadershipChanged), its leases are
+  // no longer its to expire.
+  BecameLeader(false);
+  lead_now.store(raft::kNoNode);
+  if (metrics::MemberMetrics* m = options.metrics) {
+    m->has_leader.Set(0);
+    m->is_leader.Set(0);
+  }
+  // Their clients resume on another member.
+  engine->watches().CancelAll(std::string(storage_failure.message()));
+}
+
+// A turn out of Raft: requests are refused, front-end operations answer for
+// themselves, Raft messages and snapshot chunks are dropped.
+void Member::Impl::TurnOutOfRaft(std::vector<Item> batch) {
+  Answers answers;
+  for (Item& item : batch) {
+    if (item.kind == Item::Kind::kRequest) {
+      Answer_(&answers, std::move(item.request), storage_failure);
+    } else if (item.kind == Item::Kind::kTask) {
+      item.task(*engine);
+    }
+  }
+  Deliver(&answers, Status::OK());
+  // A watch created meanwhile could never be synced: ended at once.
+  engine->watches().CancelAll(std::string(storage_failure.message()));
+  for (FrontEnd* f : front_ends) f->AfterTurn();
 }
 
 void Member::Impl::MaybeCompactLog() {

@@ -218,6 +218,11 @@ void FaultCluster::KillMember(int i) {
   paused_[i] = false;
 }
 
+bool FaultCluster::StopMemberWithin(int i, std::chrono::milliseconds limit) {
+  if (paused_[i]) ResumeMember(i);
+  return members_[i]->StopWithin(limit);
+}
+
 ::testing::AssertionResult FaultCluster::RestartMember(int i) {
   if (members_[i]->running()) return ::testing::AssertionSuccess();
   return members_[i]->Start();
@@ -283,6 +288,13 @@ void FaultCluster::FreeDisk(int i) {
   if (i != options_.tmpfs_member) return;
   unlink(dirs_[i]->File("filler").c_str());
   disk_full_ = false;
+  // A member that failed to persist is out of the cluster until restarted
+  // (as etcd, which exits): restarted, as its operator would. (Paused, it
+  // is restarted once resumed: HealAll.)
+  if (members_[i]->running() && !paused_[i]) {
+    (void)members_[i]->StopWithin(std::chrono::seconds(5));
+    (void)members_[i]->Start();
+  }
 }
 
 void FaultCluster::CutRoutes(int s) {

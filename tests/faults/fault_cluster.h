@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,6 +79,9 @@ class FaultCluster {
   // kill -9; RestartMember starts it again on its data directory.
   void KillMember(int i);
   ::testing::AssertionResult RestartMember(int i);
+  // SIGTERM: whether the member exited by itself within `limit` (it is
+  // killed otherwise); RestartMember starts it again.
+  bool StopMemberWithin(int i, std::chrono::milliseconds limit);
   // SIGSTOP / SIGCONT.
   void PauseMember(int i);
   void ResumeMember(int i);
@@ -91,7 +95,8 @@ class FaultCluster {
   void KillServer(int s);
   ::testing::AssertionResult RestartServer(int s);
   // Fills member i's disk (tmpfs_member) with a file until ENOSPC; FreeDisk
-  // removes the file.
+  // removes the file and restarts the member (one that failed to persist
+  // stays out of the cluster until restarted).
   ::testing::AssertionResult FillDisk(int i);
   void FreeDisk(int i);
   // Every route of server s is dropped and refused (proxy_routes).

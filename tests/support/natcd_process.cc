@@ -85,6 +85,21 @@ int NatcdProcess::Stop() {
   return status;
 }
 
+bool NatcdProcess::StopWithin(std::chrono::milliseconds limit) {
+  if (!running()) return false;
+  kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Kill();
+  return false;
+}
+
 void NatcdProcess::Kill() {
   if (!running()) return;
   kill(pid_, SIGKILL);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ class NatcdProcess {
   ::testing::AssertionResult Start();
   // SIGTERM and wait: a clean shutdown. Returns the exit status.
   int Stop();
+  // SIGTERM, then SIGKILL if natcd has not exited within `limit`: whether
+  // it exited by itself in time (a bounded clean shutdown).
+  bool StopWithin(std::chrono::milliseconds limit);
   // SIGKILL and wait: a crash.
   void Kill();
   bool running() const { return pid_ > 0; }

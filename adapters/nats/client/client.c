@@ -124,6 +124,7 @@ static natcdStatus _clientNew(natcdClient** out, const natcdClientOptions* given
     free(c);
     return _setError(natcdStatus_NoMemory, "out of memory");
   }
+  atomic_init(&c->leader_id, 0);
   c->timeout_ms = opts.timeout_ms > 0 ? opts.timeout_ms : 5000;
   c->retries = opts.retries > 0 ? opts.retries : 0;
   c->backoff_ms = opts.backoff_ms > 0 ? opts.backoff_ms : 50;
@@ -223,6 +224,32 @@ static natcdStatus _attempt(natsMsg** reply, natcdClient* c, const char* subject
   return _setNatsError(natcdStatus_ConnectionError, ns, subject);
 }
 
+// The member ID in a response's header (every natcd response has one as
+// field `header`), 0 if none. For a write it is the leader's: a follower
+// relays the leader's reply as it is.
+static uint64_t _responderId(const ProtobufCMessage* m) {
+  const ProtobufCFieldDescriptor* f =
+      protobuf_c_message_descriptor_get_field_by_name(m->descriptor, "header");
+  if (f == NULL || f->type != PROTOBUF_C_TYPE_MESSAGE ||
+      f->descriptor != &natcd__v1__response_header__descriptor) {
+    return 0;
+  }
+  const Natcd__V1__ResponseHeader* h =
+      *(const Natcd__V1__ResponseHeader* const*)((const char*)m + f->offset);
+  return h != NULL ? h->member_id : 0;
+}
+
+// P.fwd.<member ID as 16 hex digits>.<suffix>: where a member takes the
+// requests addressed to it as the leader (docs/PROTOCOL.md, "Clusters").
+static char* _directSubject(natcdClient* c, uint64_t member, const char* suffix) {
+  size_t n = strlen(c->prefix) + strlen(".fwd.") + 16 + 1 + strlen(suffix) + 1;
+  char* s = malloc(n);
+  if (s != NULL) {
+    snprintf(s, n, "%s.fwd.%016llx.%s", c->prefix, (unsigned long long)member, suffix);
+  }
+  return s;
+}
+
 natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* suffix,
                      const ProtobufCMessage* req, const ProtobufCMessageDescriptor* reply_desc,
                      const _requestOpts* o) {
@@ -237,7 +264,8 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
   }
   char id_buf[33];
   const char* request_id = NULL;
-  if (o != NULL && o->write) {
+  const bool write = o != NULL && o->write;
+  if (write) {
     _randomHex128(id_buf);
     request_id = id_buf;
   }
@@ -249,7 +277,22 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
   for (int attempt = 0;; ++attempt) {
     natsMsg* reply = NULL;
     bool retry = false;
-    s = _attempt(&reply, c, subject, body, len, request_id, timeout, &retry);
+    // Every write is a leader's (a follower only hands it over): to the
+    // leader last seen, else to the queue group (any member).
+    const uint64_t leader = write ? atomic_load(&c->leader_id) : 0;
+    char* direct = leader != 0 ? _directSubject(c, leader, suffix) : NULL;
+    s = _attempt(&reply, c, direct != NULL ? direct : subject, body, len, request_id, timeout,
+                 &retry);
+    free(direct);
+    bool retry_at_once = false;
+    if (s != natcdStatus_OK && direct != NULL) {
+      // That member did not answer (stopped, cut off, gone): forget it, and
+      // ask the queue group next, at once. The same request id makes the
+      // second attempt safe if the first is applied after all.
+      uint64_t expected = leader;
+      atomic_compare_exchange_strong(&c->leader_id, &expected, 0);
+      retry_at_once = retry;
+    }
     if (s == natcdStatus_OK) {
       const char* code_text = NULL;
       if (natsMsgHeader_Get(reply, NATCD_ERROR_CODE_HEADER, &code_text) == NATS_OK &&
@@ -262,6 +305,10 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
         // so another attempt with the same id is safe.
         retry =
             code == 429 || (code == 503 && text != NULL && strncmp(text, "ErrStopped", 10) == 0);
+        if (retry && leader != 0) {
+          uint64_t expected = leader;
+          atomic_compare_exchange_strong(&c->leader_id, &expected, 0);
+        }
       } else {
         ProtobufCMessage* m =
             protobuf_c_message_unpack(reply_desc, NULL, (size_t)natsMsg_GetDataLength(reply),
@@ -271,11 +318,16 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
                         reply_desc->name);
         } else {
           *reply_out = m;
+          if (write) {
+            const uint64_t responder = _responderId(m);
+            if (responder != 0) atomic_store(&c->leader_id, responder);
+          }
         }
       }
       natsMsg_Destroy(reply);
     }
     if (s == natcdStatus_OK || !retry || attempt >= retries) break;
+    if (retry_at_once) continue;
     _sleepMs(backoff);
     backoff = backoff * 2 > c->backoff_max_ms ? c->backoff_max_ms : backoff * 2;
   }
