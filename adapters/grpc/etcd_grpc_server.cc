@@ -14,6 +14,7 @@
 #include "adapters/grpc/etcd_methods.h"
 #include "adapters/grpc/lease_keepalive_call.h"
 #include "adapters/grpc/live_calls.h"
+#include "adapters/grpc/snapshot_call.h"
 #include "adapters/grpc/stream_call.h"
 #include "adapters/grpc/unary_call.h"
 #include "adapters/grpc/watch_call.h"
@@ -65,6 +66,8 @@ class EtcdService final : public grpc::CallbackGenericService {
         return WatchCall::Start(context, method, calls_);
       case Method::kLeaseKeepAlive:
         return LeaseKeepAliveCall::Start(context, method, calls_);
+      case Method::kSnapshot:
+        return SnapshotCall::Start(context, method, calls_);
       default:
         return UnaryCall::Start(context, method, calls_);
     }

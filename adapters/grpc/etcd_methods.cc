@@ -8,6 +8,7 @@ namespace {
 
 constexpr Shape U = Shape::kUnary;
 constexpr Shape B = Shape::kBidiStream;
+constexpr Shape S = Shape::kServerStream;
 
 const MethodInfo kMethods[] = {
     {"/etcdserverpb.KV/Range", Method::kRange, U, &natcd__v1__range_request__descriptor},
@@ -47,6 +48,8 @@ const MethodInfo kMethods[] = {
      &natcd__v1__move_leader_request__descriptor},
     {"/grpc.health.v1.Health/Check", Method::kHealthCheck, U,
      &natcd__grpc__health_check_request__descriptor},
+    {"/etcdserverpb.Maintenance/Snapshot", Method::kSnapshot, S,
+     &natcd__v1__snapshot_request__descriptor},
 };
 
 }  // namespace

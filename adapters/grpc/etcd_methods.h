@@ -36,10 +36,11 @@ enum class Method {
   kDefragment,
   kMoveLeader,
   kHealthCheck,
+  kSnapshot,
 };
 
 // How a method's messages flow: one request and one response, or streams.
-enum class Shape { kUnary, kBidiStream };
+enum class Shape { kUnary, kBidiStream, kServerStream };
 
 struct MethodInfo {
   std::string_view path;
