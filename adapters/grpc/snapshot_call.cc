@@ -4,6 +4,7 @@
 
 #include "adapters/grpc/etcd_codec.h"
 #include "adapters/grpc/etcd_error.h"
+#include "adapters/grpc/live_calls.h"
 #include "adapters/grpc/message_decoder.h"
 #include "adapters/nats/natcd.pb-c.h"
 #include "storage/backup_file.h"
@@ -38,6 +39,8 @@ grpc::ServerGenericBidiReactor* SnapshotCall::Start(grpc::GenericCallbackServerC
                                                     const CallContext* calls) {
   std::shared_ptr<SnapshotCall> call(new SnapshotCall(context, method, calls));
   call->Begin();
+  // A slow reader's stream is ended at once when the server stops.
+  calls->live->Add(call);
   return call.get();
 }
 

@@ -80,10 +80,16 @@ TEST_F(SnapshotTest, SaveUnderWriteLoadRestoresToItsRevision) {
   EXPECT_NE(table.out.find("|   HASH   | REVISION | TOTAL KEYS | TOTAL SIZE |"), std::string::npos)
       << table.out;
 
-  // The state at rev, read from the live cluster...
-  CtlResult at_rev = Ctl({"get", "/snap/", "--prefix", "-w", "json", "--rev", std::to_string(rev)});
-  ASSERT_EQ(at_rev.code, 0) << at_rev.err;
-  ASSERT_FALSE(Kvs(at_rev.out).empty());
+  // The state at rev, read from the live cluster (in parts: a reply must
+  // fit in one NATS message): every key's metadata, and the values of the
+  // small keys; the big values were written once each.
+  const std::string at = std::to_string(rev);
+  CtlResult meta_at = Ctl({"get", "/snap/", "--prefix", "--keys-only", "-w", "json", "--rev", at});
+  ASSERT_EQ(meta_at.code, 0) << meta_at.err;
+  CtlResult small_at = Ctl({"get", "/snap/l", "/snap/x", "-w", "json", "--rev", at});
+  ASSERT_EQ(small_at.code, 0) << small_at.err;
+  ASSERT_FALSE(Kvs(meta_at.out).empty());
+  ASSERT_GE(JsonInt(small_at.out, "count"), 2) << "the leased key and the writer's";
 
   // ... is what a new cluster restored from the backup serves.
   const std::string data = dir_->File("restored-1");
@@ -96,10 +102,19 @@ TEST_F(SnapshotTest, SaveUnderWriteLoadRestoresToItsRevision) {
                         {"--name", "solo", "--initial-cluster", "solo", "--prefix", "restored1",
                          "--cluster-name", "restored1", "--log-level", "warn"});
   ASSERT_TRUE(restored.Start());
-  CtlResult after = Ctl({"--prefix", "restored1", "get", "/snap/", "--prefix", "-w", "json"});
-  ASSERT_EQ(after.code, 0) << after.err << restored.Log();
-  EXPECT_EQ(Kvs(after.out), Kvs(at_rev.out));
-  EXPECT_EQ(JsonInt(after.out, "revision"), rev);
+  auto restored_get = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--prefix", "restored1", "get"});
+    return Ctl(args);
+  };
+  CtlResult meta = restored_get({"/snap/", "--prefix", "--keys-only", "-w", "json"});
+  ASSERT_EQ(meta.code, 0) << meta.err << restored.Log();
+  EXPECT_EQ(Kvs(meta.out), Kvs(meta_at.out));
+  EXPECT_EQ(JsonInt(meta.out, "revision"), rev);
+  EXPECT_EQ(Kvs(restored_get({"/snap/l", "/snap/x", "-w", "json"}).out), Kvs(small_at.out));
+  for (int i = 1; i < 60; i += 7) {
+    EXPECT_EQ(restored_get({"/snap/big/" + std::to_string(i), "--print-value-only"}).out,
+              big + std::to_string(i) + "\n");
+  }
   CtlResult leases = Ctl({"--prefix", "restored1", "lease", "list"});
   EXPECT_NE(leases.out.find(lease), std::string::npos) << leases.out;
   // It writes on from the backup's revision.
