@@ -3,6 +3,7 @@
 // into a one-member and a three-member new cluster that then serve; a
 // damaged file is refused.
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -168,6 +169,19 @@ TEST_F(SnapshotTest, DamagedFileIsRefused) {
   ASSERT_EQ(Ctl({"snapshot", "save", file}).code, 0);
   const std::string good = Slurp(file);
   ASSERT_GT(good.size(), size_t{4096});
+  // The client ended the backup: the member dropped its copy (not only
+  // after its idle timeout).
+  auto copies_left = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir_->path())) {
+      n += e.path().filename().string().rfind("natcd-backup-", 0) == 0;
+    }
+    return n;
+  };
+  for (int i = 0; i < 100 && copies_left() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(copies_left(), 0);
 
   std::string flipped = good;
   flipped[flipped.size() / 2] ^= 0x01;

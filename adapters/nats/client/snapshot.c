@@ -142,13 +142,14 @@ natcdStatus natcdMaint_Snapshot(natcdSnapshotInfo* info, natcdClient* client, ui
     }
   }
   EVP_MD_CTX_free(check.md);
-  // The member drops the backup now rather than after its idle timeout
-  // (best effort: the answer does not matter).
-  Natcd__V1__SnapshotResponse* bye = NULL;
-  _requestOpts once = {.write = false, .timeout_ms = 0, .retries = 0};
-  if (_snapshotRequest(&bye, client, suffix, id, 0, true, &once) == natcdStatus_OK && bye) {
-    protobuf_c_message_free_unpacked(&bye->base, NULL);
-  }
+  // The member drops the backup now rather than after its idle timeout:
+  // published, not requested (nothing to wait for, even when the member
+  // is gone).
+  Natcd__V1__SnapshotRequest bye;
+  natcd__v1__snapshot_request__init(&bye);
+  bye.snapshot_id = id;
+  bye.done = true;
+  (void)_publish(client, suffix, &bye.base);
   return s;
 }
 
