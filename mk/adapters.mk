@@ -73,7 +73,7 @@ $(NATS_LIB): $(NATS_OBJS) $(NATS_PB_OBJ)
 $(ADAPTER_TESTS): $(ADAPTER_TEST_OBJS) $(MEMBER_PB_OBJ) $(NATS_LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(ADAPTER_TEST_OBJS) $(MEMBER_PB_OBJ) $(NODE_LIB) $(NATS_LIB) $(CORE_LIB) \
-	  -lgtest_main -lgtest $(NATS_LIBS) -lsqlite3
+	  -lgtest_main -lgtest $(NATS_LIBS) -lsqlite3 -lcrypto
 
 .PHONY: check-adapters
 check-adapters: $(ADAPTER_TESTS)

@@ -15,7 +15,7 @@
 CLIENT_SRCS := $(sort $(wildcard adapters/nats/client/*.c))
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/obj/%.o)
 CLIENT_LIB := $(BUILD)/lib/libnatcd_client.a
-CLIENT_LIBS := -lnats -lprotobuf-c -lpthread
+CLIENT_LIBS := -lnats -lprotobuf-c -lcrypto -lpthread
 
 CLIENT_TEST_SRCS := $(sort $(wildcard tests/c/*.c))
 CLIENT_TEST_OBJS := $(CLIENT_TEST_SRCS:%.c=$(BUILD)/obj/%.o)

@@ -30,7 +30,7 @@ $(FAULT_TEST_OBJS): | $(NATS_PB_H)
 
 $(FAULT_TESTS): $(FAULT_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(FAULT_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB) -lgtest $(NATS_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $(FAULT_TEST_OBJS) $(NATS_LIB) $(CLIENT_LIB) -lgtest $(NATS_LIBS) -lcrypto
 
 .PHONY: check-faults-short check-faults
 check-faults-short: $(FAULT_TESTS) $(NATCD_BIN)

@@ -11,6 +11,7 @@ NODE_SRCS := adapters/nats/codec/convert.cc adapters/nats/codec/wire.cc adapters
   adapters/nats/codec/header_msg.cc adapters/nats/front_end/watch_streams.cc adapters/nats/peer/raft_transport.cc \
   adapters/nats/front_end/nats_event_sink.cc adapters/nats/front_end/subscription_drain.cc \
   adapters/nats/front_end/nats_responder.cc adapters/nats/peer/nats_peer_transport.cc \
+  adapters/nats/front_end/backup_replies.cc \
   adapters/nats/codec/client_convert.cc adapters/nats/codec/payload_codec.cc adapters/nats/codec/request_payload.cc \
   adapters/nats/front_end/nats_front_end.cc adapters/nats/node.cc
 NODE_OBJS := $(NODE_SRCS:%.cc=$(BUILD)/obj/%.o)
@@ -27,7 +28,7 @@ SERVER_LIBS := $(GRPC_LIB) $(NODE_LIB) $(NATS_LIB) $(CORE_LIB)
 # message. Not under the sanitizers, which bring their own allocator.
 SERVER_MALLOC := $(if $(SANITIZE),,-ljemalloc)
 # libmicrohttpd: the metrics and health listener (README.md "Dependencies and why").
-SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lmicrohttpd $(GRPCXX_LIBS) -lprotobuf-c -lnats -lsqlite3 \
+SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lmicrohttpd $(GRPCXX_LIBS) -lprotobuf-c -lnats -lsqlite3 -lcrypto \
   -lpthread
 
 ALL_TARGETS += $(NATCD_BIN)
@@ -64,7 +65,7 @@ $(NATCD_TEST_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 $(NATCD_TESTS): $(NATCD_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CLIENT_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(NATCD_TEST_OBJS) $(NODE_LIB) $(NATS_LIB) $(CLIENT_LIB) $(CORE_LIB) \
-	  -lgtest $(NATS_LIBS) -lsqlite3
+	  -lgtest $(NATS_LIBS) -lsqlite3 -lcrypto
 
 .PHONY: check-natcd
 # crash_writer writes a database with the engine alone, as natcd did before

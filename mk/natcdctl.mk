@@ -23,9 +23,10 @@ $(NATCDCTL_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 # GCC 12 warns falsely inside <regex> at -O1 (the sanitizer build).
 $(NATCDCTL_TEST_OBJS): CXXFLAGS += -Wno-maybe-uninitialized
 
-$(NATCDCTL_BIN): $(NATCDCTL_OBJS) $(CLIENT_LIB)
+# snapshot status/restore read and write backup files with core/'s code.
+$(NATCDCTL_BIN): $(NATCDCTL_OBJS) $(CLIENT_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(NATCDCTL_OBJS) $(CLIENT_LIB) $(CLIENT_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $(NATCDCTL_OBJS) $(CLIENT_LIB) $(CORE_LIB) $(CLIENT_LIBS) $(CORE_LIBS)
 
 $(NATCDCTL_TESTS): $(NATCDCTL_TEST_OBJS)
 	@mkdir -p $(dir $@)

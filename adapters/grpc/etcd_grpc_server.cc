@@ -16,6 +16,7 @@
 #include "adapters/grpc/leader_monitor.h"
 #include "adapters/grpc/lease_keepalive_call.h"
 #include "adapters/grpc/live_calls.h"
+#include "adapters/grpc/snapshot_call.h"
 #include "adapters/grpc/stream_call.h"
 #include "adapters/grpc/unary_call.h"
 #include "adapters/grpc/watch_call.h"
@@ -73,6 +74,8 @@ class EtcdService final : public grpc::CallbackGenericService {
       case Method::kObserve:
       case Method::kResign:
         return ConcurrencyCall::Start(context, method, calls_);
+      case Method::kSnapshot:
+        return SnapshotCall::Start(context, method, calls_);
       default:
         return UnaryCall::Start(context, method, calls_);
     }

@@ -59,6 +59,8 @@ const MethodInfo kMethods[] = {
     {"/v3electionpb.Election/Observe", Method::kObserve, S,
      &natcd__grpc__leader_request__descriptor},
     {"/v3electionpb.Election/Resign", Method::kResign, U, &natcd__grpc__resign_request__descriptor},
+    {"/etcdserverpb.Maintenance/Snapshot", Method::kSnapshot, S,
+     &natcd__v1__snapshot_request__descriptor},
 };
 
 }  // namespace

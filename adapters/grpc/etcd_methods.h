@@ -44,6 +44,7 @@ enum class Method {
   kLeader,
   kObserve,
   kResign,
+  kSnapshot,
 };
 
 // How a method's messages flow: one request and one response, or streams.

@@ -179,6 +179,7 @@ void StreamCall::OnWriteDone(bool ok) {
     next = TakeNext(&status);
   }
   Start(next, std::move(status));
+  if (ok) OnWriteCompleted();
 }
 
 void StreamCall::OnCancel() {

@@ -65,6 +65,9 @@ class StreamCall : public grpc::ServerGenericBidiReactor,
   // The call is over (canceled by the client or by the server's shutdown,
   // or ended): release what refers to it. Called once.
   virtual void OnCallEnded() {}
+  // A write completed and the next queued one (if any) has started: a
+  // call that produces its messages as they are taken sends more here.
+  virtual void OnWriteCompleted() {}
 
  private:
   void OnReadDone(bool ok) override;

@@ -22,6 +22,16 @@ constexpr int64_t kUnreachableRetryMs = 200;
 
 Status Stopped() { return Status::Unavailable("ErrStopped", "etcdserver: server stopped"); }
 
+OnlineBackupOptions BackupOptionsOf(const MemberOptions& opts) {
+  OnlineBackupOptions out;
+  out.db_path = opts.engine.db_path;
+  const size_t slash = out.db_path.rfind('/');
+  out.dir = slash == std::string::npos ? "." : out.db_path.substr(0, slash);
+  out.sessions_max = opts.backups_max;
+  out.idle_timeout_ms = opts.backup_idle_timeout_ms;
+  return out;
+}
+
 }  // namespace
 
 Member::Impl::Impl(const MemberOptions& opts)
@@ -30,6 +40,7 @@ Member::Impl::Impl(const MemberOptions& opts)
       reads(opts.member_id),
       shipper(opts.member_id, opts.engine.db_path, opts.name, opts.engine.clock,
               opts.copy_snapshots_on_member_thread),
+      backups(BackupOptionsOf(opts), opts.engine.clock),
       continuity(opts.name, [this](int64_t revision) {
         member_thread.AssertHeld();  // called back from the member's turn
         LogCommand command;
@@ -342,6 +353,8 @@ void Member::SetClientUrls(std::vector<std::string> urls) {
   impl_->client_urls = std::move(urls);
 }
 
+OnlineBackups& Member::backups() { return impl_->backups; }
+
 void Member::Start() {
   if (impl_->started) return;
   impl_->started = true;
@@ -367,6 +380,8 @@ void Member::Stop() {
     impl.stopping = true;
   }
   impl.wake.NotifyOne();
+  // Copies under way finish (and answer) while the front ends still exist.
+  impl.backups.Close();
   // Joined, or never started: the caller is the member's thread now.
   if (impl.thread.joinable()) impl.thread.join();
   impl.member_thread.AssertHeld();

@@ -30,6 +30,7 @@
 #include "raft/types.h"
 #include "server/event_sink.h"
 #include "server/front_end.h"
+#include "server/online_backups.h"
 #include "server/peer_transport.h"
 #include "server/request.h"
 
@@ -79,6 +80,10 @@ struct MemberOptions {
   // Where the member records etcd's metrics (core/metrics/member_metrics.h);
   // null: nowhere. Not owned; it outlives the member.
   metrics::MemberMetrics* metrics = nullptr;
+  // Online backups (etcd's Maintenance.Snapshot) at once, and how long one
+  // may go unread before it is dropped (server/online_backups.h).
+  size_t backups_max = 2;
+  int64_t backup_idle_timeout_ms = 60'000;
 };
 
 class Member {
@@ -131,6 +136,10 @@ class Member {
   // gets the time it was cut off back.
   void OnDisconnected();
   void OnReconnected();
+
+  // Backups of this member's database for clients (thread-safe; the
+  // front ends serve them; closed by Stop).
+  OnlineBackups& backups();
 
   const MemberOptions& options() const;
   NodeId id() const;

@@ -38,6 +38,7 @@
 #include "server/log_command.h"
 #include "server/member.h"
 #include "server/membership.h"
+#include "server/online_backups.h"
 #include "server/proposals.h"
 #include "server/proposed_commands.h"
 #include "server/snapshot_shipper.h"
@@ -112,6 +113,8 @@ struct Member::Impl {
   Proposals proposals GUARDED_BY(member_thread);
   LinearizableReads reads GUARDED_BY(member_thread);
   SnapshotShipper shipper GUARDED_BY(member_thread);
+  // Backups for clients (thread-safe itself; copies run on their own threads).
+  OnlineBackups backups;
   EventContinuity continuity GUARDED_BY(member_thread);
 
   bool leader GUARDED_BY(member_thread) = false;

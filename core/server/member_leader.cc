@@ -46,6 +46,7 @@ void Member::Impl::Timers() {
   if (now >= next_front_end_tick_ms) {
     next_front_end_tick_ms = now + kFrontEndTickMs;
     for (FrontEnd* f : front_ends) f->Tick();
+    backups.ExpireIdle();  // a client that stopped reading its backup
   }
   if (now >= next_progress_ms) {
     if (next_progress_ms != 0) engine->watches().NotifyProgressAll();

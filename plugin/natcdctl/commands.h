@@ -19,5 +19,6 @@ void AddMemberCommands(CLI::App& app, Context& ctx);       // member ... (member
 void AddMoveLeaderCommand(CLI::App& app, Context& ctx);    // move-leader (maintenance.cc)
 void AddDefragCommand(CLI::App& app, Context& ctx);        // defrag (maintenance.cc)
 void AddConcurrencyCommands(CLI::App& app, Context& ctx);  // lock, elect (concurrency.cc)
+void AddSnapshotCommands(CLI::App& app, Context& ctx);     // snapshot ... (snapshot.cc)
 
 }  // namespace natcdctl

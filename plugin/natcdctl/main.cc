@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   });
 
   AddConcurrencyCommands(app, ctx);
+  AddSnapshotCommands(app, ctx);
 
   app.parse_complete_callback([&] {
     ctx.printer.format = opts.write_out == "json"     ? Format::kJson

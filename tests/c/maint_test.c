@@ -5,6 +5,11 @@
 #include "compat_header.h"
 #include "tests.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 static void test_null_destroy_and_args(void** state) {
   (void)state;
   natcdStatusResponse_Destroy(NULL);
@@ -202,6 +207,71 @@ static void test_members(void** state) {
   assert_int_not_equal(natcdMember_Remove(NULL, g_client, n9), natcdStatus_OK);
 }
 
+typedef struct _snapshotSink {
+  uint64_t bytes;
+  unsigned char tail[32];  // the last 32 bytes seen
+  int calls;
+  bool refuse;  // stop the backup at once
+} _snapshotSink;
+
+static bool _takeChunk(const void* data, size_t len, void* closure) {
+  _snapshotSink* sink = closure;
+  if (sink->refuse) return false;
+  ++sink->calls;
+  const unsigned char* p = data;
+  for (size_t i = 0; i < len; ++i) {
+    memmove(sink->tail, sink->tail + 1, sizeof sink->tail - 1);
+    sink->tail[sizeof sink->tail - 1] = p[i];
+  }
+  sink->bytes += len;
+  return true;
+}
+
+// An online backup (P.maint.snapshot): the whole stream, its checksum
+// checked, to a handler and to a file.
+static void test_snapshot(void** state) {
+  (void)state;
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_Snapshot(NULL, g_client, 0, NULL, NULL));
+  ASSERT_STATUS(natcdStatus_InvalidArg, natcdMaint_SnapshotSave(NULL, g_client, 0, ""));
+  int64_t rev = test_Put(g_client, "/maint/snap", "1");
+  natcdSnapshotInfo info;
+  _snapshotSink sink = {0};
+  ASSERT_OK(natcdMaint_Snapshot(&info, g_client, 0, _takeChunk, &sink));
+  assert_true(info.header.member_id != 0);
+  assert_true(info.header.revision >= rev);
+  assert_int_equal(info.total_bytes, sink.bytes);
+  assert_int_equal(info.total_bytes % 512, 32);
+  char tail_hex[65];
+  for (int i = 0; i < 32; ++i) snprintf(tail_hex + 2 * i, 3, "%02x", sink.tail[i]);
+  assert_string_equal(info.sha256_hex, tail_hex);
+
+  // Of one member by its ID; nobody answers for a member that is not.
+  memset(&sink, 0, sizeof sink);
+  ASSERT_OK(natcdMaint_Snapshot(NULL, g_client, info.header.member_id, _takeChunk, &sink));
+  ASSERT_STATUS(natcdStatus_NoResponders,
+                natcdMaint_Snapshot(NULL, g_client, 0x1234, _takeChunk, &sink));
+  // A handler that stops ends the call.
+  memset(&sink, 0, sizeof sink);
+  sink.refuse = true;
+  ASSERT_STATUS(natcdStatus_Canceled, natcdMaint_Snapshot(NULL, g_client, 0, _takeChunk, &sink));
+
+  char dir[] = "/tmp/natcd-c-snapshot-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[128];
+  snprintf(path, sizeof path, "%s/backup.db", dir);
+  ASSERT_OK(natcdMaint_SnapshotSave(&info, g_client, 0, path));
+  FILE* f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  assert_int_equal((uint64_t)ftell(f), info.total_bytes);
+  fclose(f);
+  char part[160];
+  snprintf(part, sizeof part, "%s.part", path);
+  assert_int_not_equal(access(part, F_OK), 0);
+  unlink(path);
+  rmdir(dir);
+}
+
 const struct CMUnitTest maint_tests[] = {
     cmocka_unit_test(test_null_destroy_and_args),
     cmocka_unit_test(test_status),
@@ -209,5 +279,6 @@ const struct CMUnitTest maint_tests[] = {
     cmocka_unit_test(test_defragment),
     cmocka_unit_test(test_move_leader),
     cmocka_unit_test(test_members),
+    cmocka_unit_test(test_snapshot),
 };
 const size_t maint_tests_count = sizeof maint_tests / sizeof maint_tests[0];

@@ -37,6 +37,7 @@ enum class EndpointKind {
   kMemberAdd,
   kMemberRemove,
   kMemberPromote,
+  kSnapshot,  // P.maint.snapshot: an online backup, chunk by chunk
 };
 
 struct EndpointStats {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "adapters/nats/codec/convert.h"
+#include "adapters/nats/front_end/backup_replies.h"
 #include "adapters/nats/peer/raft_transport.h"
 #include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/codec/request_payload.h"
@@ -51,7 +52,8 @@ bool LeaderOnlyKind(EndpointKind kind) {
 // that a client can ask every member in turn.
 bool PerMemberKind(EndpointKind kind) {
   return kind == EndpointKind::kStatus || kind == EndpointKind::kHashKV ||
-         kind == EndpointKind::kHash || kind == EndpointKind::kDefragment;
+         kind == EndpointKind::kHash || kind == EndpointKind::kDefragment ||
+         kind == EndpointKind::kSnapshot;
 }
 
 // Where the leader holds extra subscriptions (LeadershipChanged).
@@ -147,6 +149,8 @@ NatsFrontEnd::NatsFrontEnd(natsConnection* nc, natsConnection* buffered_nc,
               &natcd__v1__member_remove_request__descriptor);
   AddEndpoint("member_promote", "cluster.member.promote", true, K::kMemberPromote,
               &natcd__v1__member_promote_request__descriptor);
+  AddEndpoint("maint_snapshot", "maint.snapshot", true, K::kSnapshot,
+              &natcd__v1__snapshot_request__descriptor);
 }
 
 NatsFrontEnd::~NatsFrontEnd() {
@@ -318,6 +322,16 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
         on_member_thread_.AssertHeld();
         if (streams_) streams_->Ack(id, seq);
       });
+      return;
+    }
+    case EndpointKind::kSnapshot: {
+      // Served here, not by the member's turn: the copy runs on a thread
+      // of its own and chunks are read from it (backup_replies.h).
+      const bool reply_json = responder->json();
+      ServeBackupRequest(member_->backups(),
+                         *reinterpret_cast<const Natcd__V1__SnapshotRequest*>(body.get()),
+                         std::move(responder), Header(),
+                         BackupChunkBytes(natsConnection_GetMaxPayload(nc_), reply_json));
       return;
     }
     default:

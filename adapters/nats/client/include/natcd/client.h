@@ -811,6 +811,44 @@ natcdStatus natcdMaint_MemberDefragment(natcdHeader* header, natcdClient* client
  */
 natcdStatus natcdMaint_MoveLeader(natcdHeader* header, natcdClient* client, uint64_t target_id);
 
+/** What a backup holds (natcdMaint_Snapshot, natcdMaint_SnapshotSave). */
+typedef struct natcdSnapshotInfo {
+  natcdHeader header;    ///< header.member_id: the member copied; header.revision: the
+                         ///< revision the backup holds.
+  uint64_t total_bytes;  ///< The stream: the database, then its 32-byte SHA-256.
+  char sha256_hex[65];   ///< That SHA-256 (checked), in lowercase hex.
+} natcdSnapshotInfo;
+
+/**
+ * Takes a piece of a backup's stream, in order (the last 32 bytes are the
+ * SHA-256 of all before them). Return false to stop: the call then ends
+ * with natcdStatus_Canceled.
+ */
+typedef bool (*natcdSnapshotHandler)(const void* data, size_t len, void* closure);
+
+/**
+ * An online backup of one member's database (P.maint.snapshot; etcd's
+ * Maintenance.Snapshot): a consistent copy as of one commit, taken while
+ * the cluster serves, handed to `handler` chunk by chunk as fast as it
+ * takes them. member_id 0: whichever member the request reaches; otherwise
+ * that member (P.fwd.<member ID>.maint.snapshot). The SHA-256 at the end
+ * is checked: a mismatch is natcdStatus_ProtocolError (after the handler
+ * had every byte: a caller writing a file must not keep it then). info:
+ * NULL, or what the backup holds. Taking the copy may take a while: the
+ * first reply may wait up to twelve times the client's timeout (1 minute
+ * at least).
+ */
+natcdStatus natcdMaint_Snapshot(natcdSnapshotInfo* info, natcdClient* client, uint64_t member_id,
+                                natcdSnapshotHandler handler, void* closure);
+
+/**
+ * natcdMaint_Snapshot into the file at `path` (etcdctl's snapshot save):
+ * written as path + ".part", fsync'd, and renamed to path only once the
+ * checksum matched, so `path` is complete or untouched.
+ */
+natcdStatus natcdMaint_SnapshotSave(natcdSnapshotInfo* info, natcdClient* client,
+                                    uint64_t member_id, const char* path);
+
 /** One member of the cluster. */
 typedef struct natcdMember {
   uint64_t id;
