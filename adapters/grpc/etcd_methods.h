@@ -36,6 +36,23 @@ enum class Method {
   kDefragment,
   kMoveLeader,
   kHealthCheck,
+  kAuthEnable,
+  kAuthDisable,
+  kAuthStatus,
+  kAuthenticate,
+  kUserAdd,
+  kUserGet,
+  kUserList,
+  kUserDelete,
+  kUserChangePassword,
+  kUserGrantRole,
+  kUserRevokeRole,
+  kRoleAdd,
+  kRoleGet,
+  kRoleList,
+  kRoleDelete,
+  kRoleGrantPermission,
+  kRoleRevokePermission,
 };
 
 // How a method's messages flow: one request and one response, or streams.

@@ -30,12 +30,14 @@ Member::Impl::Impl(const MemberOptions& opts)
       reads(opts.member_id),
       shipper(opts.member_id, opts.engine.db_path, opts.name, opts.engine.clock,
               opts.copy_snapshots_on_member_thread),
-      continuity(opts.name, [this](int64_t revision) {
-        member_thread.AssertHeld();  // called back from the member's turn
-        LogCommand command;
-        command.events_published = revision;
-        Propose(std::move(command));
-      }) {
+      continuity(opts.name,
+                 [this](int64_t revision) {
+                   member_thread.AssertHeld();  // called back from the member's turn
+                   LogCommand command;
+                   command.events_published = revision;
+                   Propose(std::move(command));
+                 }),
+      tokens(opts.engine.clock, opts.auth_token_ttl_ms) {
   options.engine.retain_committed_events = true;
   rng.seed(options.engine.seed ^ 0x6e617463ull);
   if (options.initial_cluster.empty() && options.new_cluster) {
@@ -64,6 +66,7 @@ Status Member::Impl::OpenEngine() {
   engine = std::move(opened).value();
   // Leases expire only on the leader: none until this member leads.
   engine->DemoteLeases();
+  RefreshCredentials();
   return Status::OK();
 }
 
