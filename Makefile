@@ -54,7 +54,8 @@ DEPFLAGS = -MMD -MP
 DEB_PACKAGES := g++ make pkg-config clang-format clang sqlite3 libsqlite3-dev \
   libgtest-dev libbenchmark-dev libcmocka-dev \
   nats-server libnats-dev libprotobuf-c-dev protobuf-c-compiler \
-  libcli11-dev libspdlog-dev libjemalloc-dev libmicrohttpd-dev libgrpc++-dev etcd-client openssl libssl-dev
+  libcli11-dev libspdlog-dev libjemalloc-dev libmicrohttpd-dev libgrpc++-dev etcd-client openssl libssl-dev \
+  libcrypt-dev
 
 CORE_SRCS := $(shell find core -name '*.cc' | sort)
 CORE_OBJS := $(CORE_SRCS:%.cc=$(BUILD)/obj/%.o)
@@ -71,7 +72,8 @@ CRASH_CHILD := $(BUILD)/bin/crash_writer
 BENCH_SRCS := $(shell find tests/bench -name '*.cc' 2>/dev/null | sort)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.cc=$(BUILD)/bin/%)
 
-CORE_LIBS := -lsqlite3 -lcrypto -lpthread
+# libcrypt: bcrypt password hashes for auth (core/auth/password.h).
+CORE_LIBS := -lsqlite3 -lcrypto -lcrypt -lpthread
 
 .PHONY: all deps test check asan bench run format clean
 all: $(CORE_LIB) $(CORE_TESTS) $(CRASH_CHILD) $(BENCH_BINS)

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cstdint>
 
+#include "auth/auth_store.h"
 #include "lease/lease_manager.h"
 #include "mvcc/kv_store.h"
 #include "storage/sqlite_backend.h"
@@ -15,6 +16,7 @@ struct Engine::Parts {
   std::unique_ptr<SqliteBackend> backend;
   std::unique_ptr<LeaseManager> leases;
   std::unique_ptr<KvStore> kv;
+  std::unique_ptr<AuthStore> auth;
 };
 
 namespace {
@@ -54,6 +56,8 @@ Status Engine::Load() {
   NATCD_RETURN_IF_ERROR(parts_->backend->ScanLeases(
       [this](const LeaseRow& row) { parts_->leases->Add(row.id, row.ttl_s, row.remaining_ms); }));
   NATCD_RETURN_IF_ERROR(parts_->kv->Load());
+  parts_->auth = std::make_unique<AuthStore>(parts_->backend.get());
+  NATCD_RETURN_IF_ERROR(parts_->auth->Load());
   NATCD_RETURN_IF_ERROR(parts_->backend->ScanRequests([this](RequestRow&& row) {
     requests_by_expiry_.insert({row.expires_ms, row.id});
     requests_.emplace(std::move(row.id), Remembered{row.expires_ms, std::move(row.outcome)});
@@ -95,6 +99,27 @@ Result<WriteResponse> Engine::Apply(const WriteRequest& request, uint64_t index)
   }
   return response;
 }
+
+Status Engine::ApplyAuth(const AuthChange& change, uint64_t index) {
+  if (!failed_.ok()) return Stopped(failed_);
+  Status s = parts_->backend->BeginBatch();
+  if (!s.ok()) {
+    failed_ = s;
+    return Stopped(s);
+  }
+  if (index != 0) applied_index_ = index;
+  s = parts_->auth->Apply(change);
+  const Status::Code code = s.code();
+  if (code == Status::Code::kIOError || code == Status::Code::kBusy ||
+      code == Status::Code::kCorruption) {
+    failed_ = s;
+    parts_->backend->RollbackBatch();
+    return Stopped(failed_);
+  }
+  return s;
+}
+
+const AuthStore& Engine::auth() const { return *parts_->auth; }
 
 Result<WriteResponse> Engine::ApplyOne(const WriteRequest& request) {
   KvStore& kv = *parts_->kv;

@@ -23,7 +23,7 @@ NATS_PB_OBJ := $(BUILD)/obj/gen/adapters/nats/natcd.pb-c.o
 NATS_SRCS := adapters/nats/codec/json_codec.cc adapters/nats/codec/subject.cc adapters/nats/codec/wire_guard.cc
 NATS_OBJS := $(NATS_SRCS:%.cc=$(BUILD)/obj/%.o)
 NATS_LIB := $(BUILD)/lib/libnatcd_nats.a
-NATS_LIBS := -lprotobuf-c -lnats -lpthread
+NATS_LIBS := -lprotobuf-c -lnats -lpthread -lcrypt
 
 # The member's own schema (core/server/member.proto): the member encodes it
 # by hand (core/ includes no protobuf-c); the tests compile it with protoc-c

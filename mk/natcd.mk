@@ -28,7 +28,7 @@ SERVER_LIBS := $(GRPC_LIB) $(NODE_LIB) $(NATS_LIB) $(CORE_LIB)
 # message. Not under the sanitizers, which bring their own allocator.
 SERVER_MALLOC := $(if $(SANITIZE),,-ljemalloc)
 # libmicrohttpd: the metrics and health listener (README.md "Dependencies and why").
-SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lmicrohttpd $(GRPCXX_LIBS) -lprotobuf-c -lnats -lsqlite3 -lcrypto \
+SERVER_LDLIBS := $(SERVER_MALLOC) -lspdlog -lfmt -lmicrohttpd $(GRPCXX_LIBS) -lprotobuf-c -lnats -lsqlite3 -lcrypto -lcrypt \
   -lpthread
 
 ALL_TARGETS += $(NATCD_BIN)

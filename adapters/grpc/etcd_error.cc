@@ -62,6 +62,19 @@ constexpr EtcdError kEtcdErrors[] = {
     {"ErrAuthFailed", grpc::INVALID_ARGUMENT,
      "etcdserver: authentication failed, invalid user ID or password"},
     {"ErrAuthNotEnabled", grpc::FAILED_PRECONDITION, "etcdserver: authentication is not enabled"},
+    {"ErrRootUserNotExist", grpc::FAILED_PRECONDITION, "etcdserver: root user does not exist"},
+    {"ErrRootRoleNotExist", grpc::FAILED_PRECONDITION,
+     "etcdserver: root user does not have root role"},
+    {"ErrUserAlreadyExist", grpc::FAILED_PRECONDITION, "etcdserver: user name already exists"},
+    {"ErrUserEmpty", grpc::INVALID_ARGUMENT, "etcdserver: user name is empty"},
+    {"ErrUserNotFound", grpc::FAILED_PRECONDITION, "etcdserver: user name not found"},
+    {"ErrRoleAlreadyExist", grpc::FAILED_PRECONDITION, "etcdserver: role name already exists"},
+    {"ErrRoleNotFound", grpc::FAILED_PRECONDITION, "etcdserver: role name not found"},
+    {"ErrRoleEmpty", grpc::INVALID_ARGUMENT, "etcdserver: role name is empty"},
+    {"ErrRoleNotGranted", grpc::FAILED_PRECONDITION, "etcdserver: role is not granted to the user"},
+    {"ErrPermissionNotGranted", grpc::FAILED_PRECONDITION,
+     "etcdserver: permission is not granted to the role"},
+    {"ErrInvalidAuthMgmt", grpc::INVALID_ARGUMENT, "etcdserver: invalid auth management"},
 };
 
 // A Status etcd has no name for, by its code.

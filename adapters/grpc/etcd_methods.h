@@ -45,6 +45,23 @@ enum class Method {
   kObserve,
   kResign,
   kSnapshot,
+  kAuthEnable,
+  kAuthDisable,
+  kAuthStatus,
+  kAuthenticate,
+  kUserAdd,
+  kUserGet,
+  kUserList,
+  kUserDelete,
+  kUserChangePassword,
+  kUserGrantRole,
+  kUserRevokeRole,
+  kRoleAdd,
+  kRoleGet,
+  kRoleList,
+  kRoleDelete,
+  kRoleGrantPermission,
+  kRoleRevokePermission,
 };
 
 // How a method's messages flow: one request and one response, or streams.

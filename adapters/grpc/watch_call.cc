@@ -1,5 +1,6 @@
 #include "adapters/grpc/watch_call.h"
 
+#include "adapters/grpc/auth_token.h"
 #include "adapters/grpc/etcd_rpc.pb-c.h"
 #include "adapters/grpc/live_calls.h"
 #include "adapters/grpc/message_decoder.h"
@@ -26,11 +27,12 @@ bool WatchCall::OnMessage(std::string bytes) {
   auto shared = std::make_shared<Message>(std::move(message));
   auto self = shared_from_this();
   WatchRegistry* registry = calls_->watches;
-  calls_->member->RunOnMemberThread([registry, self, shared](Engine&) {
+  std::string token = AuthTokenOf(*context());
+  calls_->member->RunOnMemberThread([registry, self, shared, token](Engine&) {
     const auto* request = reinterpret_cast<const Natcd__Grpc__WatchRequest*>(shared->get());
     switch (request->request_union_case) {
       case NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST:
-        registry->Create(self, *request->create_request);
+        registry->Create(self, *request->create_request, token);
         break;
       case NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_CANCEL_REQUEST:
         registry->Cancel(self.get(), request->cancel_request->watch_id);

@@ -44,7 +44,7 @@ void WatchRegistry::SendControl(Stream& stream, int64_t watch_id, int64_t revisi
 }
 
 void WatchRegistry::Create(std::shared_ptr<StreamCall> call,
-                           const Natcd__V1__WatchCreateRequest& request) {
+                           const Natcd__V1__WatchCreateRequest& request, const std::string& token) {
   on_member_thread_.AssertHeld();
   StreamCall* key = call.get();
   if (call->ended()) return;
@@ -65,6 +65,8 @@ void WatchRegistry::Create(std::shared_ptr<StreamCall> call,
                                 "mvcc: duplicate watch ID provided on the WatchStream");
   }
   if (s.ok() && id < 0) s = Status::InvalidArgument("ErrInvalidWatchID", "mvcc: invalid watch ID");
+  if (s.ok())
+    s = calls_->member->AuthorizeWatch(token, false, false, options.key, options.range_end);
   Result<WatchId> created = s.ok() ? engine_->watches().Create(options) : Result<WatchId>(s);
   if (!created.ok()) {
     const std::string reason(created.status().message());

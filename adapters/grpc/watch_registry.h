@@ -50,7 +50,10 @@ class WatchRegistry final : public server::FrontEnd {
   WatchRegistry& operator=(const WatchRegistry&) = delete;
 
   // From a stream's requests.
-  void Create(std::shared_ptr<StreamCall> stream, const Natcd__V1__WatchCreateRequest& request);
+  // token: the stream's auth token (etcd checks READ on the range when
+  // auth is enabled, and refuses with "etcdserver: permission denied").
+  void Create(std::shared_ptr<StreamCall> stream, const Natcd__V1__WatchCreateRequest& request,
+              const std::string& token);
   void Cancel(StreamCall* stream, int64_t watch_id);
   void RequestProgress(StreamCall* stream);
   // The stream is over: its watches go.

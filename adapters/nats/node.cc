@@ -33,6 +33,7 @@ server::MemberOptions MemberOptionsOf(const NodeOptions& o, const HeaderInfo& he
   m.heartbeat_interval_ms = o.heartbeat_interval_ms;
   m.election_timeout_ms = o.election_timeout_ms;
   m.request_timeout_ms = o.request_timeout_ms;
+  m.auth_token_ttl_ms = o.auth_token_ttl_ms;
   m.snapshot_entries = o.snapshot_entries;
   m.snapshot_catchup_entries = o.snapshot_catchup_entries;
   m.metrics = o.metrics;
@@ -86,6 +87,7 @@ Result<std::unique_ptr<Node>> Node::Start(natsConnection* nc, const NodeOptions&
   front.version = options.version;
   front.request_bytes_max = options.request_bytes_max;
   front.leader_request_weight = options.leader_request_weight;
+  front.auth_trusted = options.nats_auth_trusted;
   front.watch.window_messages = options.watch_window_messages;
   front.watch.message_events_max = options.watch_message_events_max;
   front.watch.heartbeat_ms = options.watch_heartbeat_ms;

@@ -97,6 +97,10 @@ struct NodeOptions {
   // A write not applied within this long is answered ErrTimeout (it may
   // still be applied: retry with the same Natcd-Request-Id).
   int64_t request_timeout_ms = 5'000;
+  // Auth (etcd's Auth service, over gRPC): --auth-token-ttl, and
+  // --nats-trusted (NatsFrontEndOptions::auth_trusted).
+  int64_t auth_token_ttl_ms = 300'000;
+  bool nats_auth_trusted = false;
   // The Raft log is compacted every snapshot_entries applied entries,
   // keeping snapshot_catchup_entries for members a little behind (etcd's
   // --snapshot-count and its catch-up entries).

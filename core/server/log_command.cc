@@ -19,9 +19,20 @@ constexpr uint32_t kEventsPublishedField = 7;
 // WriteKind's numbers.
 constexpr int32_t kEventsPublishedKind = 9;
 constexpr int32_t kMemberAttributesKind = 10;
+constexpr int32_t kAuthChangeKind = 12;
 // natcd.v1.MemberAttributesCommand's.
 constexpr uint32_t kAttributesMemberField = 1;
 constexpr uint32_t kAttributesClientUrlsField = 2;
+
+// natcd.v1.AuthChangeCommand's.
+constexpr uint32_t kAuthOpField = 1;
+constexpr uint32_t kAuthUserField = 2;
+constexpr uint32_t kAuthRoleField = 3;
+constexpr uint32_t kAuthPasswordHashField = 4;
+constexpr uint32_t kAuthNoPasswordField = 5;
+constexpr uint32_t kAuthPermissionTypeField = 6;
+constexpr uint32_t kAuthKeyField = 7;
+constexpr uint32_t kAuthRangeEndField = 8;
 
 constexpr wire::MessageShape kLogCommandShape{"natcd.v1.LogCommand", nullptr, 0};
 
@@ -32,6 +43,73 @@ Status Invalid(const std::string& what) {
 // protobuf-c keeps strings as C strings: it writes and reads a string up to
 // its first NUL.
 std::string_view CString(std::string_view s) { return s.substr(0, s.find('\0')); }
+
+std::string EncodeAuthChange(const AuthChange& c) {
+  wire::Writer w;
+  w.VarintField(kAuthOpField, static_cast<uint64_t>(c.kind));
+  w.BytesField(kAuthUserField, c.user);
+  w.BytesField(kAuthRoleField, c.role);
+  w.BytesField(kAuthPasswordHashField, CString(c.password_hash));
+  w.BoolField(kAuthNoPasswordField, c.no_password);
+  w.VarintField(kAuthPermissionTypeField, static_cast<uint64_t>(c.permission.type));
+  w.BytesField(kAuthKeyField, c.permission.key);
+  w.BytesField(kAuthRangeEndField, c.permission.range_end);
+  return w.Take();
+}
+
+Status DecodeAuthChange(std::string_view bytes, AuthChange* out) {
+  AuthChange c;
+  int32_t op = 0;
+  uint32_t type = 0;
+  std::string_view user, role, hash, key, range_end;
+  wire::Reader reader(bytes);
+  wire::Field f;
+  bool ok = true;
+  while (ok && reader.Next(&f)) {
+    switch (f.number) {
+      case kAuthOpField:
+        ok = wire::AsInt32(f, &op);
+        break;
+      case kAuthUserField:
+        ok = wire::AsBytes(f, &user);
+        break;
+      case kAuthRoleField:
+        ok = wire::AsBytes(f, &role);
+        break;
+      case kAuthPasswordHashField:
+        ok = wire::AsBytes(f, &hash);
+        break;
+      case kAuthNoPasswordField:
+        c.no_password = wire::AsBool(f);
+        break;
+      case kAuthPermissionTypeField:
+        ok = wire::AsUint32(f, &type);
+        break;
+      case kAuthKeyField:
+        ok = wire::AsBytes(f, &key);
+        break;
+      case kAuthRangeEndField:
+        ok = wire::AsBytes(f, &range_end);
+        break;
+      default:
+        break;
+    }
+  }
+  if (!ok || !reader.ok()) return Invalid("malformed natcd.v1.AuthChangeCommand");
+  if (op < 1 || op > kAuthChangeKindMax)
+    return Invalid("unknown auth change " + std::to_string(op));
+  if (type > static_cast<uint32_t>(PermissionType::kReadWrite)) {
+    return Invalid("unknown permission type " + std::to_string(type));
+  }
+  c.kind = static_cast<AuthChangeKind>(op);
+  c.user.assign(user);
+  c.role.assign(role);
+  c.password_hash.assign(CString(hash));
+  c.permission =
+      Permission{static_cast<PermissionType>(type), std::string(key), std::string(range_end)};
+  *out = std::move(c);
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -47,6 +125,9 @@ std::string EncodeLogCommand(const LogCommand& command) {
       attributes.BytesField(kAttributesClientUrlsField, CString(url));
     }
     w.BytesField(kRequestField, attributes.Take());
+  } else if (command.auth_change) {
+    w.VarintField(kKindField, kAuthChangeKind);
+    w.BytesField(kRequestField, EncodeAuthChange(*command.auth_change));
   } else {
     w.VarintField(kKindField, static_cast<uint64_t>(KindOf(command.request)));
     w.BytesField(kRequestField, EncodeWriteRequest(command.request));
@@ -105,6 +186,13 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
   out->request_expires_ms = request_expires_ms;
   out->events_published.reset();
   out->member_attributes.reset();
+  out->auth_change.reset();
+  if (kind == kAuthChangeKind) {
+    AuthChange change;
+    NATCD_RETURN_IF_ERROR(DecodeAuthChange(request, &change));
+    out->auth_change = std::move(change);
+    return Status::OK();
+  }
   if (kind == kMemberAttributesKind) {
     MemberAttributes attributes;
     wire::Reader fields(request);

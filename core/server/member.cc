@@ -46,7 +46,8 @@ Member::Impl::Impl(const MemberOptions& opts)
         LogCommand command;
         command.events_published = revision;
         Propose(std::move(command));
-      }) {
+      }),
+      tokens(opts.engine.clock, opts.auth_token_ttl_ms) {
   options.engine.retain_committed_events = true;
   rng.seed(options.engine.seed ^ 0x6e617463ull);
   if (options.initial_cluster.empty() && options.new_cluster) {
@@ -75,6 +76,7 @@ Status Member::Impl::OpenEngine() {
   engine = std::move(opened).value();
   // Leases expire only on the leader: none until this member leads.
   engine->DemoteLeases();
+  RefreshCredentials();
   return Status::OK();
 }
 

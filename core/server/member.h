@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,8 @@ struct MemberOptions {
   // its own, so the member keeps serving; a caller that needs every step
   // deterministic (the simulator) copies on the member thread instead.
   bool copy_snapshots_on_member_thread = false;
+  // etcd's --auth-token-ttl: how long a simple token lives unused.
+  int64_t auth_token_ttl_ms = 300'000;
   // Where the member records etcd's metrics (core/metrics/member_metrics.h);
   // null: nowhere. Not owned; it outlives the member.
   metrics::MemberMetrics* metrics = nullptr;
@@ -140,6 +143,17 @@ class Member {
   // Backups of this member's database for clients (thread-safe; the
   // front ends serve them; closed by Stop).
   OnlineBackups& backups();
+
+  // Thread-safe: the password hash of `user` as last applied (nullopt: no
+  // such user), so that a front end checks an Authenticate's password on
+  // its own thread (auth/password.h: bcrypt is slow) before submitting it.
+  std::optional<std::string> PasswordHash(const std::string& user) const;
+  // Member thread only (inside a RunOnMemberThread task): whether the
+  // holder of token may watch [key, range_end) (etcd checks a watch's READ
+  // permission when it is created). auth_checked and tokenless: as
+  // Request's.
+  Status AuthorizeWatch(const std::string& token, bool auth_checked, bool tokenless,
+                        const std::string& key, const std::string& range_end);
 
   const MemberOptions& options() const;
   NodeId id() const;

@@ -142,6 +142,10 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
   if (command.origin_member == options.member_id) {
     request = proposals.Take(command.origin_seq, entry.term);
   }
+  if (command.auth_change) {
+    ApplyAuthChange(*command.auth_change, entry.index, std::move(request), answers);
+    return;
+  }
   // The same request id proposed twice (a retry raced the first attempt):
   // applied once, on every member alike.
   if (!command.request_id.empty() && engine->FindRequest(command.request_id) != nullptr) {

@@ -6,6 +6,8 @@
 //   member_ready.cc     the one Ready loop (persist, send, apply, commit,
 //                       Advance), ticks, log compaction, snapshot install
 //   member_apply.cc     log entries into the engine, remembered outcomes
+//   member_auth.cc      auth: the permission check of every request, the
+//                       Auth service's calls, tokens, applied auth changes
 //   member_leader.cc    leader duties: lease expiry and checkpoints, the
 //                       renewals held for their checkpoint, auto-compaction,
 //                       lease promotion on a new leader
@@ -21,6 +23,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -28,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "auth/simple_tokens.h"
 #include "natcd/auto_compactor.h"
 #include "natcd/mutex.h"
 #include "raft/raft.h"
@@ -170,6 +174,15 @@ struct Member::Impl {
   NodeId metrics_lead GUARDED_BY(member_thread) = 0;  // the leader last counted
   int64_t next_db_size_ms GUARDED_BY(member_thread) = 0;
 
+  // Auth: this member's simple tokens (etcd's are per member too).
+  auth::SimpleTokens tokens GUARDED_BY(member_thread);
+  int64_t next_token_prune_ms GUARDED_BY(member_thread) = 0;
+  // The password hashes as last applied, for the front ends' threads
+  // (Member::PasswordHash): copied after each applied auth change and
+  // whenever the engine opens.
+  mutable Mutex credentials_mu;
+  std::map<std::string, std::string> password_hashes GUARDED_BY(credentials_mu);
+
   // member.cc
   Status Open() REQUIRES(member_thread);
   Status OpenEngine() REQUIRES(member_thread);
@@ -218,6 +231,18 @@ struct Member::Impl {
   void ApplyEntry(const raft::Entry& entry, Answers* answers) REQUIRES(member_thread);
   void ApplyConfChange(const raft::Entry& entry, Answers* answers) REQUIRES(member_thread);
   std::optional<Result<Response>> Remembered(const Request& request) REQUIRES(member_thread);
+
+  // member_auth.cc
+  // OK when the request may be served (auth disabled, checked already, or
+  // its token's user has the permissions); etcd's error otherwise.
+  Status Authorize(Request* request) REQUIRES(member_thread);
+  // The user of a token (etcd: an empty token is ErrUserEmpty, an unknown
+  // or expired one ErrInvalidAuthToken).
+  Result<std::string> UserOfToken(const std::string& token) REQUIRES(member_thread);
+  void HandleAuth(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void ApplyAuthChange(const AuthChange& change, uint64_t index, std::unique_ptr<Request> request,
+                       Answers* answers) REQUIRES(member_thread);
+  void RefreshCredentials() REQUIRES(member_thread);
 
   // member_leader.cc
   void Timers() REQUIRES(member_thread);

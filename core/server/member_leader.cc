@@ -17,6 +17,11 @@ constexpr int64_t kFrontEndTickMs = 100;
 
 void Member::Impl::Timers() {
   const int64_t now = clock->MonotonicMs();
+  // Every member: forget the auth tokens nobody used for their TTL.
+  if (now >= next_token_prune_ms) {
+    next_token_prune_ms = now + 1'000;
+    tokens.Prune();
+  }
   // Lease expiry, checkpoints and compaction are decided by the leader and
   // replicated as entries, so every member deletes the same keys at the
   // same revision.

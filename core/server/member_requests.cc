@@ -61,7 +61,17 @@ void Member::Impl::Answer_(Answers* answers, std::unique_ptr<Request> request,
 }
 
 void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
+  // Checked here, on the member that received it, before it is forwarded
+  // or served (the member that holds its token).
+  if (Status allowed = Authorize(request.get()); !allowed.ok()) {
+    Answer_(answers, std::move(request), std::move(allowed));
+    return;
+  }
   const RequestPayload& payload = request->payload;
+  if (std::holds_alternative<AuthRequest>(payload)) {
+    HandleAuth(std::move(request), answers);
+    return;
+  }
   if (request->unreachable_leader != 0 && !leader) {
     waiting_for_leader.push_back(std::move(request));
     return;

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "natcd/auth.h"
 #include "natcd/engine.h"
 #include "natcd/status.h"
 #include "natcd/types.h"
@@ -83,19 +84,67 @@ struct MoveLeaderResponse {
   ResponseHeader header;
 };
 
+// ---- etcd's Auth service ----
+
+enum class AuthOp : uint8_t {
+  kEnable,
+  kDisable,
+  kStatus,
+  kAuthenticate,
+  kUserAdd,
+  kUserGet,
+  kUserList,
+  kUserDelete,
+  kUserChangePassword,
+  kUserGrantRole,
+  kUserRevokeRole,
+  kRoleAdd,
+  kRoleGet,
+  kRoleList,
+  kRoleDelete,
+  kRoleGrantPermission,
+  kRoleRevokePermission,
+};
+
+// One call of the Auth service. A password never reaches the member: the
+// front end hashes it (UserAdd, UserChangePassword) or checks it
+// (Authenticate, against Member::PasswordHash) on its own thread, because
+// bcrypt takes about 0.1 s, and sends the hash.
+struct AuthRequest {
+  AuthOp op = AuthOp::kStatus;
+  std::string user;
+  std::string role;
+  // UserAdd, UserChangePassword: the new hash. Authenticate: the hash the
+  // password was found to match (empty: it matched none); the member
+  // issues a token only if it is still the user's.
+  std::string password_hash;
+  bool no_password = false;  // UserAdd
+  Permission permission;     // RoleGrantPermission; RoleRevokePermission: key, range_end
+};
+
+struct AuthResponse {
+  ResponseHeader header;
+  AuthOp op = AuthOp::kStatus;
+  std::string token;                    // Authenticate
+  bool enabled = false;                 // Status
+  uint64_t auth_revision = 0;           // Status
+  std::vector<std::string> names;       // UserGet: its roles; UserList: users; RoleList: roles
+  std::vector<Permission> permissions;  // RoleGet
+};
+
 using RequestPayload =
     std::variant<RangeRequest, PutRequest, DeleteRangeRequest, TxnRequest, CompactionRequest,
                  LeaseGrantRequest, LeaseRevokeRequest, LeaseKeepAliveRequest,
                  LeaseTimeToLiveRequest, LeaseLeasesRequest, StatusRequest, MemberListRequest,
                  MemberAddRequest, MemberRemoveRequest, MemberPromoteRequest, MoveLeaderRequest,
-                 HashKVRequest, HashRequest, DefragmentRequest>;
+                 HashKVRequest, HashRequest, DefragmentRequest, AuthRequest>;
 
 using Response =
     std::variant<RangeResponse, PutResponse, DeleteRangeResponse, TxnResponse, CompactionResponse,
                  LeaseGrantResponse, LeaseRevokeResponse, LeaseKeepAliveResponse,
                  LeaseTimeToLiveResponse, LeaseLeasesResponse, StatusResponse, MemberListResponse,
                  MemberAddResponse, MembershipResponse, MoveLeaderResponse, HashKVResponse,
-                 HashResponse, DefragmentResponse>;
+                 HashResponse, DefragmentResponse, AuthResponse>;
 
 // Facts of the moment a response is sent that a front end puts in its
 // response header or uses to send it.
@@ -125,6 +174,19 @@ struct Request {
   // Members it passed through (forwarded by a follower): bounded so that a
   // request never bounces for ever between members that disagree.
   int hops = 0;
+  // etcd's auth token (gRPC's "token" metadata, NATS's Natcd-Auth-Token
+  // header); empty: none. While auth is enabled the member checks the
+  // request against the permissions of the token's user.
+  std::string token;
+  // No check: a member that checked it forwarded it (P.fwd.*, a subject
+  // only members may use), or it came through a front end the operator
+  // declared trusted. The member sets it once the request passed its check.
+  bool auth_checked = false;
+  // From a front end that carries no token (NATS, unless declared
+  // trusted): while auth is enabled, such a request that needs a user is
+  // refused with a clear error (auth::ErrTokenlessFrontEnd), never served
+  // unchecked.
+  bool tokenless = false;
   // The leader a forward to found unreachable; the request waits for
   // another or retries after a pause (Member::Resubmit).
   NodeId unreachable_leader = 0;

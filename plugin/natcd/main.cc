@@ -83,6 +83,10 @@ struct Settings {
   std::string key_file;
   std::string trusted_ca_file;
   bool client_cert_auth = false;
+  // etcd's auth (the Auth service over gRPC).
+  std::string auth_token = "simple";
+  int64_t auth_token_ttl_s = 300;
+  bool nats_trusted = false;
 };
 
 // The embedded default's metrics listener: etcd's usual metrics port in
@@ -292,6 +296,16 @@ int main(int argc, char** argv) {
   app.add_flag("--client-cert-auth", s.client_cert_auth,
                "https:// client URLs require a client certificate signed by --trusted-ca-file")
       ->envname("NATCD_CLIENT_CERT_AUTH");
+  add("--auth-token", s.auth_token, "NATCD_AUTH_TOKEN",
+      "etcd's auth token type; natcd has \"simple\" (random tokens each member keeps)")
+      ->check(CLI::IsMember({"simple"}));
+  add("--auth-token-ttl", s.auth_token_ttl_s, "NATCD_AUTH_TOKEN_TTL",
+      "seconds a simple token lives unused (etcd's default 300)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--nats-trusted", s.nats_trusted,
+               "with auth enabled, serve NATS requests unchecked (NATS account permissions guard "
+               "the subjects); without it they are refused while auth is enabled")
+      ->envname("NATCD_NATS_TRUSTED");
   bool config_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -416,6 +430,8 @@ int main(int argc, char** argv) {
     start = comma + 1;
   }
   options.new_cluster = s.initial_cluster_state == "new";
+  options.auth_token_ttl_ms = s.auth_token_ttl_s * 1000;
+  options.nats_auth_trusted = s.nats_trusted;
   options.heartbeat_interval_ms = s.heartbeat_interval_ms;
   options.election_timeout_ms = s.election_timeout_ms;
   options.snapshot_entries = static_cast<uint64_t>(s.snapshot_count);

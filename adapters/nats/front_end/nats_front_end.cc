@@ -349,6 +349,14 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
   }
   request->received_ms = clock_->MonotonicMs();
   request->hops = responder->hops();
+  // Forwarded by a member, which checked it: on P.fwd.<this member>.*
+  // only (the Natcd-Forwarded header alone is anyone's to set; NATS
+  // permissions keep P.fwd.* and P.raft.* to the members).
+  const std::string forwarded_prefix = ForwardPrefix(options_.prefix, reply_.header.member_id);
+  const bool forwarded =
+      strncmp(natsMsg_GetSubject(msg), forwarded_prefix.c_str(), forwarded_prefix.size()) == 0;
+  request->auth_checked = options_.auth_trusted || forwarded;
+  request->tokenless = !request->auth_checked;
   request->responder = std::move(responder);
   member_->Submit(std::move(request));
 }
@@ -372,6 +380,10 @@ void NatsFrontEnd::CreateWatch(Engine& engine, NatsResponder& responder, const U
   if (s.ok() && !ValidPublishSubject(deliver)) {
     s = Status::InvalidArgument("ErrInvalidArgument",
                                 "deliver_subject must be a subject without wildcards");
+  }
+  if (s.ok()) {
+    s = member_->AuthorizeWatch("", options_.auth_trusted, !options_.auth_trusted, watch.key,
+                                watch.range_end);
   }
   if (!s.ok()) {
     responder.RespondStatus(s);

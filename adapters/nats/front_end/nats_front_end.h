@@ -42,6 +42,11 @@ struct NatsFrontEndOptions {
   WatchStreamOptions watch;
   ServiceIdentity identity;
   uint64_t seed = 0;  // for server-chosen watch IDs
+  // With auth enabled (etcd's Auth service over gRPC): true serves NATS
+  // requests unchecked, for deployments whose NATS account permissions
+  // already guard the subjects (--nats-trusted); false refuses every NATS
+  // request that needs a user (a NATS request carries no auth token).
+  bool auth_trusted = false;
   // Request durations by endpoint; null: not recorded.
   metrics::MemberMetrics* metrics = nullptr;
 };

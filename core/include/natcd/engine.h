@@ -33,6 +33,7 @@
 #include <variant>
 #include <vector>
 
+#include "natcd/auth.h"
 #include "natcd/clock.h"
 #include "natcd/status.h"
 #include "natcd/types.h"
@@ -40,6 +41,7 @@
 
 namespace natcd {
 
+class AuthStore;
 class SqliteBackend;
 namespace raft {
 class SqliteRaftStorage;
@@ -105,6 +107,15 @@ class Engine final : public EventSource {
   // Applies one entry. index is the log index (0 outside Raft); it is stored
   // with the next Commit so a restarted member knows where to resume.
   Result<WriteResponse> Apply(const WriteRequest& request, uint64_t index = 0);
+  // Applies one replicated auth change (a log entry, index as Apply's): in
+  // the same batch as the writes, so it is durable with its applied index.
+  // etcd's error for a change its rules refuse (core/auth/auth_store.h),
+  // which changes nothing.
+  Status ApplyAuth(const AuthChange& change, uint64_t index = 0);
+  // The auth state as applied (member-local reads: permission checks,
+  // UserGet, AuthStatus, ...).
+  const AuthStore& auth() const;
+
   // Makes every write applied since the last Commit durable (one fsync), then
   // delivers their events to the watch hub. Also removes a bounded number of
   // rows dropped by compaction.
