@@ -41,12 +41,13 @@ Member::Impl::Impl(const MemberOptions& opts)
       shipper(opts.member_id, opts.engine.db_path, opts.name, opts.engine.clock,
               opts.copy_snapshots_on_member_thread),
       backups(BackupOptionsOf(opts), opts.engine.clock),
-      continuity(opts.name, [this](int64_t revision) {
-        member_thread.AssertHeld();  // called back from the member's turn
-        LogCommand command;
-        command.events_published = revision;
-        Propose(std::move(command));
-      }),
+      continuity(opts.name,
+                 [this](int64_t revision) {
+                   member_thread.AssertHeld();  // called back from the member's turn
+                   LogCommand command;
+                   command.events_published = revision;
+                   Propose(std::move(command));
+                 }),
       tokens(opts.engine.clock, opts.auth_token_ttl_ms) {
   options.engine.retain_committed_events = true;
   rng.seed(options.engine.seed ^ 0x6e617463ull);

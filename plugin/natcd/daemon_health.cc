@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "adapters/nats/natcd.pb-c.h"
 #include "adapters/nats/front_end/reply.h"
+#include "adapters/nats/natcd.pb-c.h"
 
 namespace natcd {
 

@@ -15,9 +15,9 @@
 #include <variant>
 
 #include "adapters/nats/codec/client_convert.h"
-#include "adapters/nats/front_end/nats_responder.h"
 #include "adapters/nats/codec/request_payload.h"
 #include "adapters/nats/codec/wire.h"
+#include "adapters/nats/front_end/nats_responder.h"
 
 namespace natcd::nats {
 namespace {

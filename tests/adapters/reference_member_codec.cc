@@ -1,8 +1,8 @@
 #include "adapters/reference_member_codec.h"
 
 #include "adapters/nats/codec/convert.h"
-#include "adapters/nats/natcd.pb-c.h"
 #include "adapters/nats/codec/wire.h"
+#include "adapters/nats/natcd.pb-c.h"
 #include "core/server/member.pb-c.h"
 
 namespace natcd::nats {

@@ -11,8 +11,8 @@
 #include <cstdio>
 
 #include "adapters/nats/codec/convert.h"
-#include "adapters/nats/natcd.pb-c.h"
 #include "adapters/nats/codec/service_error.h"
+#include "adapters/nats/natcd.pb-c.h"
 #include "adapters/reference_member_codec.h"
 #include "core/server/codec_examples.h"
 #include "core/server/member.pb-c.h"

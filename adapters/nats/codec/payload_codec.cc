@@ -5,8 +5,8 @@
 #include <variant>
 
 #include "adapters/nats/codec/client_convert.h"
-#include "adapters/nats/natcd.pb-c.h"
 #include "adapters/nats/codec/wire.h"
+#include "adapters/nats/natcd.pb-c.h"
 
 namespace natcd::nats {
 namespace {

@@ -4,13 +4,13 @@
 #include <cstring>
 
 #include "adapters/nats/codec/convert.h"
-#include "adapters/nats/front_end/backup_replies.h"
-#include "adapters/nats/peer/raft_transport.h"
-#include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/codec/request_payload.h"
 #include "adapters/nats/codec/subject.h"
-#include "adapters/nats/front_end/subscription_drain.h"
 #include "adapters/nats/codec/wire.h"
+#include "adapters/nats/front_end/backup_replies.h"
+#include "adapters/nats/front_end/reply.h"
+#include "adapters/nats/front_end/subscription_drain.h"
+#include "adapters/nats/peer/raft_transport.h"
 
 namespace natcd::nats {
 namespace {

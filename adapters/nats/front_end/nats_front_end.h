@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "adapters/nats/front_end/discovery.h"
 #include "adapters/nats/codec/endpoint.h"
-#include "adapters/nats/peer/nats_peer_transport.h"
+#include "adapters/nats/codec/wire.h"
+#include "adapters/nats/front_end/discovery.h"
 #include "adapters/nats/front_end/nats_responder.h"
 #include "adapters/nats/front_end/watch_streams.h"
-#include "adapters/nats/codec/wire.h"
+#include "adapters/nats/peer/nats_peer_transport.h"
 #include "natcd/mutex.h"
 #include "server/front_end.h"
 #include "server/member.h"

@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "adapters/nats/peer/raft_transport.h"
-#include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/codec/service_error.h"
 #include "adapters/nats/codec/wire.h"
+#include "adapters/nats/front_end/reply.h"
+#include "adapters/nats/peer/raft_transport.h"
 
 namespace natcd::nats {
 namespace {

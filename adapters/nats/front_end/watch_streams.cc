@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/codec/wire.h"
+#include "adapters/nats/front_end/reply.h"
 
 namespace natcd::nats {
 namespace {

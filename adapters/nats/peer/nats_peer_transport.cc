@@ -4,12 +4,12 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "adapters/nats/front_end/nats_responder.h"
 #include "adapters/nats/codec/payload_codec.h"
-#include "adapters/nats/peer/raft_transport.h"
-#include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/codec/service_error.h"
+#include "adapters/nats/front_end/nats_responder.h"
+#include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/front_end/subscription_drain.h"
+#include "adapters/nats/peer/raft_transport.h"
 #include "server/raft_message_codec.h"
 
 namespace natcd::nats {

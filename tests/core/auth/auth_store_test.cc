@@ -281,8 +281,7 @@ class RequestPermissionsTest : public natcd::testing::EngineTest {
   void SetUp() override {
     EngineTest::SetUp();
     uint64_t index = 0;
-    auto change = [&](AuthChangeKind kind, std::string user, std::string role,
-                      Permission p = {}) {
+    auto change = [&](AuthChangeKind kind, std::string user, std::string role, Permission p = {}) {
       AuthChange c{kind, std::move(user), std::move(role), "$2b$04$h", false, std::move(p)};
       ASSERT_OK(engine_->ApplyAuth(c, ++index));
     };
