@@ -75,7 +75,7 @@ void FaultLogFs::CrashMidWrite(LogFile* file, uint64_t offset, std::string_view 
 void FaultLogFs::NoteTruncate(const std::string& path, uint64_t size) {
   // A truncation is metadata fdatasync also writes; until then, treat the
   // cut as durable and the writes past it as gone.
-  auto it = unsynced_.find(path);
+  auto it = unsynced_.find(Resolve(path));
   if (it == unsynced_.end()) return;
   auto& runs = it->second;
   runs.erase(std::remove_if(runs.begin(), runs.end(), [&](auto& r) { return r.first >= size; }),
@@ -129,6 +129,8 @@ Status FaultLogFs::Rename(const std::string& from, const std::string& to) {
   if (!s.ok()) return s;
   s = base_.Rename(from, to);
   if (s.ok()) {
+    renamed_.erase(to);
+    renamed_[from] = to;
     auto it = unsynced_.find(from);
     if (it != unsynced_.end()) {
       unsynced_[to] = std::move(it->second);

@@ -60,14 +60,23 @@ class FaultLogFs final : public LogFs {
   // For a write the crash hook lands in: part of it is written first.
   bool CrashesNow() const { return crash_at_ > 0 && calls_ + 1 == crash_at_; }
   [[noreturn]] void CrashMidWrite(LogFile* file, uint64_t offset, std::string_view data);
+  // path: the name the file was opened under (renames are followed).
   void NoteWrite(const std::string& path, uint64_t offset, uint64_t n) {
-    unsynced_[path].push_back({offset, n});
+    unsynced_[Resolve(path)].push_back({offset, n});
   }
-  void NoteSync(const std::string& path) { unsynced_.erase(path); }
+  void NoteSync(const std::string& path) { unsynced_.erase(Resolve(path)); }
   void NoteTruncate(const std::string& path, uint64_t size);
 
  private:
+  // The file's name now: an open file keeps writing after a rename.
+  std::string Resolve(const std::string& path) const {
+    std::string p = path;
+    for (auto it = renamed_.find(p); it != renamed_.end(); it = renamed_.find(p)) p = it->second;
+    return p;
+  }
+
   PosixLogFs base_;
+  std::map<std::string, std::string> renamed_;  // from -> to
   std::map<FsOp, int> fail_;
   std::map<FsOp, int> counts_;
   long calls_ = 0;
