@@ -23,6 +23,14 @@ constexpr std::string_view kTmpSuffix = ".tmp";
 
 std::string Num(uint64_t v) { return std::to_string(v); }
 
+std::string ParentDirectory(const std::string& path) {
+  size_t slash = path.find_last_not_of('/');
+  slash = slash == std::string::npos ? std::string::npos : path.rfind('/', slash);
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
 }  // namespace
 
 RaftLogFile::~RaftLogFile() = default;
@@ -86,7 +94,13 @@ Status RaftLogFile::Load() {
     s = fs_->Remove(dir_ + "/" + name);
     if (!s.ok()) return s;
   }
-  if (segments_.empty()) return CreateSegment(SegmentHeader{0, 1});
+  if (segments_.empty()) {
+    // A new log: its directory may be new too, and only a sync of the
+    // directory holding it makes its name durable.
+    s = CreateSegment(SegmentHeader{0, 1});
+    if (s.ok()) s = fs_->SyncDir(ParentDirectory(dir_));
+    return s;
+  }
   if (!leftovers.empty()) {
     s = fs_->SyncDir(dir_);
     if (!s.ok()) return s;

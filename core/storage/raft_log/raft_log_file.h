@@ -64,7 +64,8 @@ struct RaftLogOptions {
 class RaftLogFile {
  public:
   // Opens the log in dir (created if missing; a new log starts with an
-  // empty segment whose first index is 1). fs must outlive the log.
+  // empty segment whose first index is 1, and dir's parent is synced so
+  // that dir's name is durable too). fs must outlive the log.
   // Corruption as above; IOError.
   static Result<std::unique_ptr<RaftLogFile>> Open(LogFs* fs, const std::string& dir,
                                                    const RaftLogOptions& options = {});
