@@ -53,7 +53,7 @@ $(GRPC_TEST_OBJS): CXXFLAGS += $(GRPCXX_CFLAGS) -Wno-maybe-uninitialized
 $(GRPC_TESTS): $(GRPC_TEST_OBJS) $(GRPC_LIB) $(NATS_LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -o $@ $(GRPC_TEST_OBJS) $(GRPC_LIB) $(NATS_LIB) $(CORE_LIB) -lgtest \
-	  $(GRPCXX_LIBS) $(NATS_LIBS)
+	  $(GRPCXX_LIBS) $(NATS_LIBS) $(CORE_LIBS)
 
 .PHONY: check-grpc
 check-grpc: $(GRPC_TESTS) $(NATCD_BIN) $(NATCDCTL_BIN)

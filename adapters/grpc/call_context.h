@@ -12,6 +12,7 @@
 
 namespace natcd::etcd_api {
 
+class HealthWatchers;
 class LeaderMonitor;
 class LiveCalls;
 class WatchRegistry;
@@ -22,12 +23,16 @@ struct CallContext {
   ResponseInfo response;
   // etcd's --max-request-bytes: a larger request is refused.
   size_t request_bytes_max = 1'572'864;
+  // etcd's --bcrypt-cost.
+  int bcrypt_cost = 10;
   // The watches of every Watch stream (member thread).
   WatchRegistry* watches = nullptr;
   // The open streams, ended when the server stops.
   LiveCalls* live = nullptr;
   // The open streams that require a leader.
   LeaderMonitor* leader_monitor = nullptr;
+  // The open Health/Watch streams.
+  HealthWatchers* health = nullptr;
 };
 
 }  // namespace natcd::etcd_api

@@ -61,6 +61,8 @@ constexpr EtcdError kEtcdErrors[] = {
     {"ErrInvalidAuthToken", grpc::UNAUTHENTICATED, "etcdserver: invalid auth token"},
     {"ErrAuthFailed", grpc::INVALID_ARGUMENT,
      "etcdserver: authentication failed, invalid user ID or password"},
+    {"ErrNoPasswordUser", grpc::UNKNOWN,
+     "auth: authentication failed, password was given for no password user"},
     {"ErrAuthNotEnabled", grpc::FAILED_PRECONDITION, "etcdserver: authentication is not enabled"},
     {"ErrRootUserNotExist", grpc::FAILED_PRECONDITION, "etcdserver: root user does not exist"},
     {"ErrRootRoleNotExist", grpc::FAILED_PRECONDITION,
@@ -75,6 +77,7 @@ constexpr EtcdError kEtcdErrors[] = {
     {"ErrPermissionNotGranted", grpc::FAILED_PRECONDITION,
      "etcdserver: permission is not granted to the role"},
     {"ErrInvalidAuthMgmt", grpc::INVALID_ARGUMENT, "etcdserver: invalid auth management"},
+    {"ErrAuthOldRevision", grpc::INVALID_ARGUMENT, "etcdserver: revision of auth store is old"},
 };
 
 // A Status etcd has no name for, by its code.

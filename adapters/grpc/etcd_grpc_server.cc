@@ -13,6 +13,7 @@
 
 #include "adapters/grpc/concurrency_call.h"
 #include "adapters/grpc/etcd_methods.h"
+#include "adapters/grpc/health_watch.h"
 #include "adapters/grpc/leader_monitor.h"
 #include "adapters/grpc/lease_keepalive_call.h"
 #include "adapters/grpc/live_calls.h"
@@ -76,6 +77,8 @@ class EtcdService final : public grpc::CallbackGenericService {
         return ConcurrencyCall::Start(context, method, calls_);
       case Method::kSnapshot:
         return SnapshotCall::Start(context, method, calls_);
+      case Method::kHealthWatch:
+        return HealthWatchCall::Start(context, method, calls_);
       default:
         return UnaryCall::Start(context, method, calls_);
     }
@@ -155,23 +158,25 @@ Result<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(const GrpcServer
 }  // namespace
 
 // The member's hooks for this front end: watch delivery, and the leader
-// monitor on its ticks.
+// monitor and health streams on its ticks.
 class GrpcFrontEnd final : public server::FrontEnd {
  public:
-  GrpcFrontEnd(WatchRegistry* watches, LeaderMonitor* monitor)
-      : watches_(watches), monitor_(monitor) {}
+  GrpcFrontEnd(WatchRegistry* watches, LeaderMonitor* monitor, HealthWatchers* health)
+      : watches_(watches), monitor_(monitor), health_(health) {}
   void Attach(Engine* engine) override { watches_->Attach(engine); }
   void Detach() override { watches_->Detach(); }
   void AfterTurn() override { watches_->AfterTurn(); }
   void Tick() override {
     watches_->Tick();
     monitor_->Tick();
+    health_->Tick();
   }
   void LeadershipChanged(bool leading) override { watches_->LeadershipChanged(leading); }
 
  private:
   WatchRegistry* const watches_;
   LeaderMonitor* const monitor_;
+  HealthWatchers* const health_;
 };
 
 struct EtcdGrpcServer::Parts {
@@ -180,6 +185,7 @@ struct EtcdGrpcServer::Parts {
   CallContext calls;
   std::unique_ptr<WatchRegistry> watches;
   std::unique_ptr<LeaderMonitor> leader_monitor;
+  std::unique_ptr<HealthWatchers> health;
   std::unique_ptr<GrpcFrontEnd> front_end;
   LiveCalls live;
   std::unique_ptr<EtcdService> service;
@@ -207,6 +213,7 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   p->calls.member = member;
   p->calls.clock = clock;
   p->calls.request_bytes_max = options.request_bytes_max;
+  p->calls.bcrypt_cost = options.bcrypt_cost;
   p->calls.response.header = header;
   p->calls.response.prefix = options.prefix;
   p->calls.response.cluster_name = options.cluster_name;
@@ -216,7 +223,10 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   p->calls.live = &p->live;
   p->leader_monitor = std::make_unique<LeaderMonitor>(member, clock, options.election_timeout_ms);
   p->calls.leader_monitor = p->leader_monitor.get();
-  p->front_end = std::make_unique<GrpcFrontEnd>(p->watches.get(), p->leader_monitor.get());
+  p->health = std::make_unique<HealthWatchers>(member);
+  p->calls.health = p->health.get();
+  p->front_end =
+      std::make_unique<GrpcFrontEnd>(p->watches.get(), p->leader_monitor.get(), p->health.get());
   p->service = std::make_unique<EtcdService>(&p->calls);
 
   grpc::ServerBuilder builder;

@@ -46,6 +46,9 @@ struct GrpcServerOptions {
   // For the peer URLs members report (P.raft.<cluster>.<member>).
   std::string prefix = "natcd";
   std::string cluster_name = "default";
+  // etcd's --bcrypt-cost: of the password hashes UserAdd and
+  // UserChangePassword make.
+  int bcrypt_cost = 10;
 };
 
 class EtcdGrpcServer {

@@ -49,6 +49,8 @@ const MethodInfo kMethods[] = {
      &natcd__v1__move_leader_request__descriptor},
     {"/grpc.health.v1.Health/Check", Method::kHealthCheck, U,
      &natcd__grpc__health_check_request__descriptor},
+    {"/grpc.health.v1.Health/Watch", Method::kHealthWatch, S,
+     &natcd__grpc__health_check_request__descriptor},
     {"/v3lockpb.Lock/Lock", Method::kLock, U, &natcd__grpc__lock_request__descriptor},
     {"/v3lockpb.Lock/Unlock", Method::kUnlock, U, &natcd__grpc__unlock_request__descriptor},
     {"/v3electionpb.Election/Campaign", Method::kCampaign, U,

@@ -36,6 +36,7 @@ enum class Method {
   kDefragment,
   kMoveLeader,
   kHealthCheck,
+  kHealthWatch,
   // The server-side concurrency services (v3lockpb, v3electionpb).
   kLock,
   kUnlock,

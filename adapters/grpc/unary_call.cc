@@ -36,7 +36,7 @@ std::string HealthResponse(const server::Response& response) {
 // does before proposing: hash a new password; check an Authenticate's
 // password against the user's hash as last applied, and send the hash it
 // matched (the member issues a token only while it is still the user's).
-Status PreparePassword(const server::Member& member, DecodedAuth* auth) {
+Status PreparePassword(const server::Member& member, int bcrypt_cost, DecodedAuth* auth) {
   server::AuthRequest& r = auth->request;
   switch (r.op) {
     case server::AuthOp::kAuthenticate: {
@@ -52,7 +52,7 @@ Status PreparePassword(const server::Member& member, DecodedAuth* auth) {
         r.password_hash = auth->hashed_password;
         return Status::OK();
       }
-      Result<std::string> hash = auth::HashPassword(auth->password);
+      Result<std::string> hash = auth::HashPassword(auth->password, bcrypt_cost);
       if (!hash.ok()) return hash.status();
       r.password_hash = std::move(hash).value();
       return Status::OK();
@@ -117,7 +117,7 @@ bool UnaryCall::OnMessage(std::string bytes) {
     default: {
       if (IsAuthMethod(method_->method)) {
         DecodedAuth auth = DecodeAuthRequest(method_->method, *message);
-        if (Status s = PreparePassword(*calls_->member, &auth); !s.ok()) {
+        if (Status s = PreparePassword(*calls_->member, calls_->bcrypt_cost, &auth); !s.ok()) {
           End(ToGrpcStatus(s));
           return false;
         }

@@ -53,12 +53,19 @@ inline Status ErrAuthNotEnabled() {
 inline Status ErrInvalidAuthToken() {
   return AuthError("ErrInvalidAuthToken", "etcdserver: invalid auth token");
 }
+// A write checked at an auth revision the store has since moved past;
+// etcd's clients get a new token and retry.
+inline Status ErrAuthOldRevision() {
+  return AuthError("ErrAuthOldRevision", "etcdserver: revision of auth store is old");
+}
 inline Status ErrInvalidAuthMgmt() {
   return AuthError("ErrInvalidAuthMgmt", "etcdserver: invalid auth management");
 }
+// etcd's server returns this one as the auth store's error, not as one of
+// rpctypes' (gRPC UNKNOWN, "auth: ..."): so does natcd.
 inline Status ErrNoPasswordUser() {
   return AuthError("ErrNoPasswordUser",
-                   "etcdserver: authentication failed, password was given for no password user");
+                   "auth: authentication failed, password was given for no password user");
 }
 
 // natcd's: auth is enabled and the request came through a front end that

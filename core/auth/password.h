@@ -18,6 +18,9 @@ namespace natcd::auth {
 
 // etcd's --bcrypt-cost default (bcrypt.DefaultCost).
 inline constexpr int kBcryptCostDefault = 10;
+// The costs bcrypt takes (bcrypt.MinCost, bcrypt.MaxCost).
+inline constexpr int kBcryptCostMin = 4;
+inline constexpr int kBcryptCostMax = 31;
 
 // A new "$2b$<cost>$<salt><hash>" for password. Internal error only when
 // libcrypt fails (no random source).

@@ -15,6 +15,7 @@ constexpr uint32_t kOriginSeqField = 4;
 constexpr uint32_t kRequestIdField = 5;
 constexpr uint32_t kRequestExpiresMsField = 6;
 constexpr uint32_t kEventsPublishedField = 7;
+constexpr uint32_t kAuthRevisionField = 8;
 // LogCommand.Kind EVENTS_PUBLISHED and MEMBER_ATTRIBUTES; the others are
 // WriteKind's numbers.
 constexpr int32_t kEventsPublishedKind = 9;
@@ -137,6 +138,7 @@ std::string EncodeLogCommand(const LogCommand& command) {
   w.BytesField(kRequestIdField, CString(command.request_id));
   w.Int64Field(kRequestExpiresMsField, command.request_expires_ms);
   if (command.events_published) w.Int64Field(kEventsPublishedField, *command.events_published);
+  w.VarintField(kAuthRevisionField, command.auth_revision);
   return w.Take();
 }
 
@@ -147,7 +149,7 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
   int32_t kind = 0;
   std::string_view request;
   std::string_view request_id;
-  uint64_t origin_member = 0, origin_seq = 0;
+  uint64_t origin_member = 0, origin_seq = 0, auth_revision = 0;
   int64_t request_expires_ms = 0, events_published = 0;
   wire::Reader reader(bytes);
   wire::Field f;
@@ -175,6 +177,9 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
       case kEventsPublishedField:
         ok = wire::AsInt64(f, &events_published);
         break;
+      case kAuthRevisionField:
+        ok = wire::AsUint64(f, &auth_revision);
+        break;
       default:
         break;  // unknown: skipped
     }
@@ -184,6 +189,7 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
   out->origin_seq = origin_seq;
   out->request_id.assign(CString(request_id));
   out->request_expires_ms = request_expires_ms;
+  out->auth_revision = auth_revision;
   out->events_published.reset();
   out->member_attributes.reset();
   out->auth_change.reset();

@@ -45,6 +45,8 @@ struct LogCommand {
   // protobuf-c (a C string) always did.
   std::string request_id;
   int64_t request_expires_ms = 0;
+  // The auth store's revision the request was checked at; 0: unchecked.
+  uint64_t auth_revision = 0;
 };
 
 // The bytes protobuf-c packed for the same command (fields in number order,

@@ -2,6 +2,9 @@
 // remembered for idempotent retries (see member_impl.h).
 #include <cstdio>
 
+#include "auth/auth_errors.h"
+#include "auth/auth_store.h"
+
 #include "server/member_identity.h"
 #include "server/member_impl.h"
 #include "server/request_outcome.h"
@@ -141,6 +144,15 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
   std::unique_ptr<Request> request;
   if (command.origin_member == options.member_id) {
     request = proposals.Take(command.origin_seq, entry.term);
+  }
+  // Checked against permissions the auth store has changed since (one may
+  // have been revoked): refused on every member alike, as etcd's applier
+  // refuses it, and neither applied nor remembered, so the client's retry
+  // is checked anew.
+  const AuthStore& auth = engine->auth();
+  if (command.auth_revision != 0 && auth.enabled() && command.auth_revision < auth.revision()) {
+    if (request != nullptr) Answer_(answers, std::move(request), auth::ErrAuthOldRevision(), true);
+    return;
   }
   if (command.auth_change) {
     ApplyAuthChange(*command.auth_change, entry.index, std::move(request), answers);

@@ -79,6 +79,7 @@ Status Member::Impl::Authorize(Request* request) {
     NATCD_RETURN_IF_ERROR(CheckRequestPermissions(*engine, *user, request->payload));
   }
   request->auth_checked = true;
+  request->auth_revision = store.revision();
   return Status::OK();
 }
 
@@ -132,7 +133,9 @@ void Member::Impl::HandleAuth(std::unique_ptr<Request> request, Answers* answers
         const AuthUser* user = store.FindUser(r.user);
         if (!store.enabled()) {
           s = auth::ErrAuthNotEnabled();
-        } else if (user == nullptr || user->password_hash.empty() || r.password_hash.empty() ||
+        } else if (user != nullptr && user->password_hash.empty()) {
+          s = auth::ErrNoPasswordUser();  // added with --no-password: no hash
+        } else if (user == nullptr || r.password_hash.empty() ||
                    user->password_hash != r.password_hash) {
           s = auth::ErrAuthFailed();
         } else {
@@ -186,6 +189,7 @@ void Member::Impl::HandleAuth(std::unique_ptr<Request> request, Answers* answers
   command.auth_change = std::move(change);
   command.origin_member = options.member_id;
   command.origin_seq = proposals.Next();
+  command.auth_revision = request->auth_revision;
   const uint64_t seq = command.origin_seq;
   Propose(std::move(command));
   turn_seqs.push_back(seq);

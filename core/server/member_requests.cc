@@ -206,6 +206,7 @@ void Member::Impl::HandleWrite(std::unique_ptr<Request> request, Answers* answer
   command.origin_seq = proposals.Next();
   command.request_id = request->request_id;
   command.request_expires_ms = clock->RealtimeMs() + options.request_id_window_ms;
+  command.auth_revision = request->auth_revision;
   const uint64_t seq = command.origin_seq;
   Propose(std::move(command));
   turn_seqs.push_back(seq);

@@ -182,6 +182,10 @@ struct Request {
   // only members may use), or it came through a front end the operator
   // declared trusted. The member sets it once the request passed its check.
   bool auth_checked = false;
+  // The auth store's revision at that check (0: none against a user). It
+  // travels with a forward and into the log entry, where the apply refuses
+  // it if the store has moved on since (ErrAuthOldRevision).
+  uint64_t auth_revision = 0;
   // From a front end that carries no token (NATS, unless declared
   // trusted): while auth is enabled, such a request that needs a user is
   // refused with a clear error (auth::ErrTokenlessFrontEnd), never served

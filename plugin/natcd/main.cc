@@ -25,6 +25,7 @@
 
 #include "adapters/nats/node.h"
 #include "adapters/nats/peer/raft_transport.h"
+#include "auth/password.h"
 #include "metrics/member_metrics.h"
 #include "metrics/process_metrics.h"
 #include "metrics/registry.h"
@@ -86,6 +87,7 @@ struct Settings {
   // etcd's auth (the Auth service over gRPC).
   std::string auth_token = "simple";
   int64_t auth_token_ttl_s = 300;
+  int bcrypt_cost = natcd::auth::kBcryptCostDefault;
   bool nats_trusted = false;
 };
 
@@ -302,6 +304,9 @@ int main(int argc, char** argv) {
   add("--auth-token-ttl", s.auth_token_ttl_s, "NATCD_AUTH_TOKEN_TTL",
       "seconds a simple token lives unused (etcd's default 300)")
       ->check(CLI::PositiveNumber);
+  add("--bcrypt-cost", s.bcrypt_cost, "NATCD_BCRYPT_COST",
+      "bcrypt cost of the password hashes the Auth service makes (etcd's default 10; outside "
+      "4..31 the default is used, as etcd does)");
   app.add_flag("--nats-trusted", s.nats_trusted,
                "with auth enabled, serve NATS requests unchecked (NATS account permissions guard "
                "the subjects); without it they are refused while auth is enabled")
@@ -452,6 +457,16 @@ int main(int argc, char** argv) {
     api.server.prefix = s.prefix;
     api.server.cluster_name = s.cluster_name;
     api.server.election_timeout_ms = s.election_timeout_ms;
+    api.server.bcrypt_cost = s.bcrypt_cost;
+    if (s.bcrypt_cost < natcd::auth::kBcryptCostMin ||
+        s.bcrypt_cost > natcd::auth::kBcryptCostMax) {
+      spdlog::warn(
+          "use default bcrypt cost instead of the invalid given cost: min-cost {}, max-cost {}, "
+          "default-cost {}, given-cost {}",
+          natcd::auth::kBcryptCostMin, natcd::auth::kBcryptCostMax, natcd::auth::kBcryptCostDefault,
+          s.bcrypt_cost);
+      api.server.bcrypt_cost = natcd::auth::kBcryptCostDefault;
+    }
     api.embedded_default = embedded_default;
     api.clock = &clock;
     options.front_ends.push_back(natcd::EtcdApiFrontEnd(std::move(api), &client_urls));

@@ -7,6 +7,8 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <sqlite3.h>
+
 #include <cstring>
 #include <future>
 
@@ -218,6 +220,14 @@ TEST_F(GrpcAuthTest, CodesMessagesAndEveryCheck) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(s.error_message(), "etcdserver: root user does not have root role");
   ASSERT_TRUE(Grant("root", "root", "").ok());
+  Natcd__Grpc__UserAddOptions no_password;
+  natcd__grpc__user_add_options__init(&no_password);
+  no_password.no_password = true;
+  Natcd__Grpc__AuthUserAddRequest nopass;
+  natcd__grpc__auth_user_add_request__init(&nopass);
+  nopass.name = const_cast<char*>("nopass");
+  nopass.options = &no_password;
+  ASSERT_TRUE(Auth("UserAdd", &nopass.base).ok());
   // Before auth is enabled, Authenticate is refused.
   Authenticate("root", "pw", &s);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
@@ -229,6 +239,11 @@ TEST_F(GrpcAuthTest, CodesMessagesAndEveryCheck) {
   EXPECT_EQ(s.error_message(), "etcdserver: authentication failed, invalid user ID or password");
   Authenticate("nobody", "pw", &s);
   EXPECT_EQ(s.error_message(), "etcdserver: authentication failed, invalid user ID or password");
+  // etcd's auth store error as it is, not one of rpctypes': UNKNOWN.
+  Authenticate("nopass", "pw", &s);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_EQ(s.error_message(),
+            "auth: authentication failed, password was given for no password user");
   const std::string root = Authenticate("root", "pw");
   ASSERT_FALSE(root.empty());
 
@@ -406,6 +421,46 @@ TEST_F(GrpcAuthTest, CodesMessagesAndEveryCheck) {
   EXPECT_TRUE(Get("/x", "").ok());
   nats = RunArgv({Natcdctl(), "--nats-url", server_->url(), "get", "/b/1"});
   EXPECT_EQ(nats.code, 0) << nats.out << nats.err;
+}
+
+// --bcrypt-cost: the hashes UserAdd makes are of that cost (read from the
+// member's database once it has stopped); outside 4..31 etcd's default is
+// used, with etcd's warning.
+TEST(BcryptCostTest, HashesAreOfTheGivenCostAndAnInvalidCostIsTheDefault) {
+  for (const auto& [cost, prefix] : {std::pair<std::string, std::string>{"4", "$2b$04$"},
+                                     std::pair<std::string, std::string>{"99", "$2b$10$"}}) {
+    SCOPED_TRACE("--bcrypt-cost " + cost);
+    TempDir dir;
+    NatsServer server;
+    ASSERT_TRUE(server.Start());
+    NatcdProcess natcd(server.url(), dir.path(),
+                       {"--log-level", "warn", "--listen-client-urls", "http://127.0.0.1:0",
+                        "--bcrypt-cost", cost});
+    ASSERT_TRUE(natcd.Start());
+    CommandResult added = RunEtcdctl(dir, 0,
+                                     {EtcdctlTest::Etcdctl(), "--endpoints", EtcdEndpointOf(natcd),
+                                      "user", "add", "alice:alicepw"});
+    EXPECT_TRUE(Contains(added.out, "User alice created")) << added.out << added.err;
+    const std::string log = natcd.Log();
+    EXPECT_EQ(Contains(log, "use default bcrypt cost instead of the invalid given cost"),
+              cost == "99")
+        << log;
+    ASSERT_EQ(natcd.Stop(), 0);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(
+        sqlite3_open_v2((dir.path() + "/natcd.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
+        SQLITE_OK);
+    sqlite3_stmt* query = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT password_hash FROM auth_user WHERE name = ?", -1,
+                                 &query, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_blob(query, 1, "alice", 5, SQLITE_STATIC);
+    ASSERT_EQ(sqlite3_step(query), SQLITE_ROW);
+    const std::string hash = reinterpret_cast<const char*>(sqlite3_column_text(query, 0));
+    EXPECT_EQ(hash.rfind(prefix, 0), 0u) << hash;
+    sqlite3_finalize(query);
+    sqlite3_close(db);
+  }
 }
 
 }  // namespace

@@ -264,6 +264,50 @@ TEST_F(GrpcClusterTest, AStreamRequiringALeaderEndsOnAMemberThatLostItsLeader) {
   EXPECT_TRUE(plain.Read(&message, std::chrono::seconds(5)));
 }
 
+// grpc.health.v1.Health/Watch: SERVING at once, NOT_SERVING when the
+// member loses its leader, on the same stream.
+TEST_F(GrpcClusterTest, AHealthWatchSaysNotServingWhenTheMemberLosesItsLeader) {
+  const std::string leader = Leader();
+  ASSERT_FALSE(leader.empty());
+  std::string follower;
+  for (const std::string name : kNames) {
+    if (name != leader) follower = name;
+  }
+  grpc::GenericStub stub(
+      grpc::CreateChannel(endpoints_[follower], grpc::InsecureChannelCredentials()));
+  auto status_of = [](const std::string& bytes) {
+    auto* r = natcd__grpc__health_check_response__unpack(
+        nullptr, bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data()));
+    EXPECT_NE(r, nullptr);
+    const int status = r != nullptr ? r->status : -1;
+    natcd__grpc__health_check_response__free_unpacked(r, nullptr);
+    return status;
+  };
+  Natcd__Grpc__HealthCheckRequest request;
+  natcd__grpc__health_check_request__init(&request);
+  SyncStream watch(&stub, "/grpc.health.v1.Health/Watch");
+  ASSERT_TRUE(watch.Write(Pack(&request.base)));
+  ASSERT_TRUE(watch.WritesDone());
+  std::string message;
+  ASSERT_TRUE(watch.Read(&message));
+  EXPECT_EQ(status_of(message), NATCD__GRPC__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING);
+  // A named service: SERVICE_UNKNOWN, and the stream stays open (grpc-go's).
+  std::string named_service = "etcdserverpb.KV";
+  request.service = named_service.data();
+  SyncStream unknown(&stub, "/grpc.health.v1.Health/Watch");
+  ASSERT_TRUE(unknown.Write(Pack(&request.base)));
+  ASSERT_TRUE(unknown.Read(&message));
+  EXPECT_EQ(status_of(message),
+            NATCD__GRPC__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVICE_UNKNOWN);
+  for (const std::string name : kNames) {
+    if (name != follower) members_[name]->Kill();
+  }
+  // Alone, the follower knows no leader after an election timeout (500 ms).
+  ASSERT_TRUE(watch.Read(&message, std::chrono::seconds(10)));
+  EXPECT_EQ(status_of(message), NATCD__GRPC__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING);
+  EXPECT_FALSE(unknown.Read(&message, std::chrono::milliseconds(200)));
+}
+
 TEST_F(GrpcClusterTest, AClientWithEveryEndpointSurvivesTheLeadersDeath) {
   const std::string leader = Leader();
   ASSERT_FALSE(leader.empty());

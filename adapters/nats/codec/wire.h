@@ -16,6 +16,9 @@ inline constexpr const char* kContentTypeHeader = "Content-Type";
 inline constexpr const char* kJsonContentType = "application/json";
 // A write carrying one is applied once (docs/PROTOCOL.md "Idempotent retries").
 inline constexpr const char* kRequestIdHeader = "Natcd-Request-Id";
+// On a request one member forwards to another (P.fwd.*): the auth store
+// revision the first checked it at (decimal; absent: not checked).
+inline constexpr const char* kAuthRevisionHeader = "Natcd-Auth-Revision";
 
 // Decodes body as a message of `descriptor`. InvalidArgument (400) when the
 // bytes are not one.

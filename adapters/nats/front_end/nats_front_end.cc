@@ -357,6 +357,10 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
       strncmp(natsMsg_GetSubject(msg), forwarded_prefix.c_str(), forwarded_prefix.size()) == 0;
   request->auth_checked = options_.auth_trusted || forwarded;
   request->tokenless = !request->auth_checked;
+  if (forwarded && natsMsgHeader_Get(msg, kAuthRevisionHeader, &value) == NATS_OK &&
+      value != nullptr) {
+    request->auth_revision = strtoull(value, nullptr, 10);
+  }
   request->responder = std::move(responder);
   member_->Submit(std::move(request));
 }

@@ -134,7 +134,7 @@ void NatsPeerTransport::Forward(server::NodeId leader, std::unique_ptr<server::R
     subject += encoded.suffix;
   }
   const std::string request_id = request->request_id;
-  const int hops = request->hops + 1;
+  const ForwardedBy by{request->hops + 1, request->auth_revision};
   uint64_t seq;
   {
     MutexLock lock(&forward_mu_);
@@ -145,9 +145,8 @@ void NatsPeerTransport::Forward(server::NodeId leader, std::unique_ptr<server::R
   // The request stays owned by forwarded_: its answer may come back (on a
   // nats.c thread) before this call returns.
   const std::string reply = forward_inbox_ + std::to_string(seq);
-  natsStatus s = msg != nullptr
-                     ? ForwardRequest(nc_, msg, subject, reply, hops)
-                     : ForwardEncoded(nc_, subject, reply, encoded.body, request_id, hops);
+  natsStatus s = msg != nullptr ? ForwardRequest(nc_, msg, subject, reply, by)
+                                : ForwardEncoded(nc_, subject, reply, encoded.body, request_id, by);
   if (s == NATS_OK) return;
   std::unique_ptr<server::Request> back;
   {

@@ -66,27 +66,36 @@ natsStatus Copy(natsMsg* msg, const char* subject, const char* reply, natsMsg** 
   return NATS_OK;
 }
 
+natsStatus SetForwardHeaders(natsMsg* msg, const ForwardedBy& by) {
+  natsStatus s = natsMsgHeader_Set(msg, kForwardedHeader, std::to_string(by.hops).c_str());
+  if (s == NATS_OK && by.auth_revision != 0) {
+    s = natsMsgHeader_Set(msg, kAuthRevisionHeader, std::to_string(by.auth_revision).c_str());
+  }
+  return s;
+}
+
 }  // namespace
 
 natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::string& subject,
-                          const std::string& reply, int hops) {
+                          const std::string& reply, const ForwardedBy& by) {
   natsMsg* copy = nullptr;
   natsStatus s = Copy(request, subject.c_str(), reply.c_str(), &copy);
-  if (s == NATS_OK) s = natsMsgHeader_Set(copy, kForwardedHeader, std::to_string(hops).c_str());
+  if (s == NATS_OK) s = SetForwardHeaders(copy, by);
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc, copy);
   natsMsg_Destroy(copy);
   return s;
 }
 
 natsStatus ForwardEncoded(natsConnection* nc, const std::string& subject, const std::string& reply,
-                          const std::string& body, const std::string& request_id, int hops) {
+                          const std::string& body, const std::string& request_id,
+                          const ForwardedBy& by) {
   natsMsg* msg = nullptr;
   natsStatus s = natsMsg_Create(&msg, subject.c_str(), reply.c_str(), body.data(),
                                 static_cast<int>(body.size()));
   if (s == NATS_OK && !request_id.empty()) {
     s = natsMsgHeader_Set(msg, kRequestIdHeader, request_id.c_str());
   }
-  if (s == NATS_OK) s = natsMsgHeader_Set(msg, kForwardedHeader, std::to_string(hops).c_str());
+  if (s == NATS_OK) s = SetForwardHeaders(msg, by);
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc, msg);
   natsMsg_Destroy(msg);
   return s;

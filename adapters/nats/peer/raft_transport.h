@@ -35,16 +35,25 @@ std::string PublishedSubject(std::string_view prefix, std::string_view cluster);
 // forwarded request, "P.fwd.<id>.". Empty when the subject is neither.
 std::string_view RequestSuffix(std::string_view subject, std::string_view prefix);
 
+// What a forward says besides the request: how many members it passed
+// through, and the auth store revision its permissions were checked at
+// (0: not checked; no header).
+struct ForwardedBy {
+  int hops = 0;
+  uint64_t auth_revision = 0;
+};
+
 // Publishes a copy of `request` (body and headers) to `subject` with reply
-// subject `reply`, and the hop count set to `hops`.
+// subject `reply`, and the forward's headers set.
 natsStatus ForwardRequest(natsConnection* nc, natsMsg* request, const std::string& subject,
-                          const std::string& reply, int hops);
+                          const std::string& reply, const ForwardedBy& by);
 // Publishes a request a member encoded itself (a request that did not
 // arrive over NATS) to `subject` with reply subject `reply`: protobuf body,
-// the Natcd-Request-Id header when request_id is not empty, and the hop
-// count set to `hops`.
+// the Natcd-Request-Id header when request_id is not empty, and the
+// forward's headers.
 natsStatus ForwardEncoded(natsConnection* nc, const std::string& subject, const std::string& reply,
-                          const std::string& body, const std::string& request_id, int hops);
+                          const std::string& body, const std::string& request_id,
+                          const ForwardedBy& by);
 // Publishes the leader's answer (body and headers) to the client.
 natsStatus RelayReply(natsConnection* nc, natsMsg* answer, const char* client_reply);
 // The hop count of a request (0 when it came from a client).

@@ -101,6 +101,20 @@ TEST(LogCommand, MemberAttributesEncodeToTheirPinnedBytesAndBack) {
   EXPECT_FALSE(DecodeLogCommand(Unhex("080a1203ffffff"), &out).ok());
 }
 
+// DO NOT CHANGE: persisted. The auth revision a write was checked at
+// (field 8), after the fields every command has; 0 is left out, so every
+// command written before it reads as unchecked.
+TEST(LogCommand, TheAuthRevisionEncodesToItsPinnedBytesAndBack) {
+  LogCommand c = testing::Command(PutRequest{"k", "", 0, false, false, false});
+  c.auth_revision = 300;
+  EXPECT_EQ(Hex(EncodeLogCommand(c)), "080112030a016b40ac02");
+  LogCommand out;
+  ASSERT_TRUE(DecodeLogCommand(Unhex("080112030a016b40ac02"), &out).ok());
+  EXPECT_EQ(out.auth_revision, 300u);
+  ASSERT_TRUE(DecodeLogCommand(Unhex("080112030a016b"), &out).ok());
+  EXPECT_EQ(out.auth_revision, 0u);
+}
+
 TEST(LogCommand, RequestIdStopsAtItsFirstNulAsProtobufCDid) {
   LogCommand c = testing::Command(LeaseRevokeRequest{1}, 0, 0, std::string("ab\0cd", 5));
   EXPECT_EQ(Hex(EncodeLogCommand(c)), "0806120208012a026162");

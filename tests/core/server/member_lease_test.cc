@@ -5,91 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <optional>
-#include <string>
 
-#include "natcd/clock.h"
-#include "server/member.h"
-#include "server/member_identity.h"
-#include "testutil.h"
+#include "core/server/one_member_test.h"
 
 namespace natcd::server {
 namespace {
 
-using natcd::testing::TempDir;
-
-// Where a request's answer lands.
-struct Answer {
-  std::optional<Result<Response>> result;
-};
-
-class Catch final : public Responder {
- public:
-  explicit Catch(std::shared_ptr<Answer> answer) : answer_(std::move(answer)) {}
-  void Respond(Result<Response> response, const ResponseContext&) override {
-    answer_->result = std::move(response);
-  }
-
- private:
-  std::shared_ptr<Answer> answer_;
-};
-
-class MemberLeaseTest : public ::testing::Test {
+class MemberLeaseTest : public OneMemberTest {
  protected:
-  void SetUp() override { Open(); }
-
-  MemberOptions Options() {
-    MemberOptions o;
-    o.name = "natcd-1";
-    o.member_id = MemberIdOf(o.name);
-    o.engine.db_path = dir_.File("natcd.db");
-    o.engine.sync = false;
-    o.engine.clock = &clock_;
-    o.engine.seed = 7;
+  MemberOptions Options() override {
+    MemberOptions o = OneMemberTest::Options();
     // Checkpoints every 5 s: none offered by the timers between two steps
     // of a test (the clock moves only when told to).
     o.lease_check_interval_ms = 5'000;
     o.lease_checkpoint_interval_ms = 5'000;
     return o;
-  }
-
-  void Open() {
-    Result<std::unique_ptr<Member>> opened = Member::Open(Options());
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    member_ = std::move(opened).value();
-    for (int i = 0; i < 20 && !member_->is_leader(); i++) member_->RunOneTurn();
-    ASSERT_TRUE(member_->is_leader());
-  }
-
-  std::shared_ptr<Answer> Submit(RequestPayload payload) {
-    auto answer = std::make_shared<Answer>();
-    auto request = std::make_unique<Request>();
-    request->payload = std::move(payload);
-    request->received_ms = clock_.MonotonicMs();
-    request->responder = std::make_unique<Catch>(answer);
-    member_->Submit(std::move(request));
-    return answer;
-  }
-
-  // Turns until answered (at most `turns`); how many it took, 0 if none did.
-  int TurnsUntilAnswered(const Answer& answer, int turns = 10) {
-    for (int i = 1; i <= turns; i++) {
-      member_->RunOneTurn();
-      if (answer.result) return i;
-    }
-    return 0;
-  }
-
-  template <typename T>
-  T Call(RequestPayload payload) {
-    std::shared_ptr<Answer> answer = Submit(std::move(payload));
-    EXPECT_GT(TurnsUntilAnswered(*answer), 0);
-    if (!answer->result || !answer->result->ok()) {
-      ADD_FAILURE() << "no answer or an error: "
-                    << (answer->result ? answer->result->status().ToString() : "none");
-      return T{};
-    }
-    return std::get<T>(answer->result->value());
   }
 
   // A lease of 10 s whose replicated state records 4 s left, 6 s after its
@@ -101,10 +31,6 @@ class MemberLeaseTest : public ::testing::Test {
     for (int i = 0; i < 5; i++) member_->RunOneTurn();  // the scan's checkpoint applied
     return id;
   }
-
-  TempDir dir_;
-  ManualClock clock_;
-  std::unique_ptr<Member> member_;
 };
 
 // Renewed 6 s past a replicated deadline 4 s ahead: a leader that died
