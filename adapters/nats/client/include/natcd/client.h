@@ -82,6 +82,7 @@ typedef enum {
   natcdStatus_SessionExpired,   ///< The session's lease is gone (etcd's ErrSessionExpired).
   natcdStatus_NotLeader,        ///< Election: this campaigner is not the leader.
   natcdStatus_NoLeader,         ///< Election: nobody leads.
+  natcdStatus_NoSpace,          ///< 507: ErrNoSpace (the NOSPACE alarm or the backend quota).
 } natcdStatus;
 
 /** A static text for a status ("OK", "Timeout"...). Never NULL. */
