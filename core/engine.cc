@@ -5,6 +5,8 @@
 #include <cassert>
 #include <cstdint>
 
+#include "alarm/alarm_store.h"
+#include "alarm/capped_apply.h"
 #include "auth/auth_store.h"
 #include "lease/lease_manager.h"
 #include "mvcc/kv_store.h"
@@ -17,6 +19,7 @@ struct Engine::Parts {
   std::unique_ptr<LeaseManager> leases;
   std::unique_ptr<KvStore> kv;
   std::unique_ptr<AuthStore> auth;
+  std::unique_ptr<AlarmStore> alarms;
 };
 
 namespace {
@@ -58,6 +61,8 @@ Status Engine::Load() {
   NATCD_RETURN_IF_ERROR(parts_->kv->Load());
   parts_->auth = std::make_unique<AuthStore>(parts_->backend.get());
   NATCD_RETURN_IF_ERROR(parts_->auth->Load());
+  parts_->alarms = std::make_unique<AlarmStore>(parts_->backend.get());
+  NATCD_RETURN_IF_ERROR(parts_->alarms->Load());
   NATCD_RETURN_IF_ERROR(parts_->backend->ScanRequests([this](RequestRow&& row) {
     requests_by_expiry_.insert({row.expires_ms, row.id});
     requests_.emplace(std::move(row.id), Remembered{row.expires_ms, std::move(row.outcome)});
@@ -88,6 +93,9 @@ Result<WriteResponse> Engine::Apply(const WriteRequest& request, uint64_t index)
     return Stopped(s);
   }
   if (index != 0) applied_index_ = index;
+  // The raised alarms' appliers (etcd's capped and corrupt): refused, the
+  // entry changes nothing but the applied index, on every member alike.
+  if (Status refused = AlarmRefusal(*parts_->alarms, request); !refused.ok()) return refused;
   Result<WriteResponse> response = ApplyOne(request);
   Status::Code code = response.ok() ? Status::Code::kOk : response.status().code();
   if (code == Status::Code::kIOError || code == Status::Code::kBusy ||
@@ -120,6 +128,32 @@ Status Engine::ApplyAuth(const AuthChange& change, uint64_t index) {
 }
 
 const AuthStore& Engine::auth() const { return *parts_->auth; }
+
+Status Engine::ApplyAlarm(const AlarmChange& change, uint64_t index) {
+  if (!failed_.ok()) return Stopped(failed_);
+  // Refused before the batch opens: a bad change changes nothing, not even
+  // the applied index's batch.
+  if (Status bad = AlarmStore::Check(change); !bad.ok()) {
+    if (index != 0) applied_index_ = index;
+    return bad;
+  }
+  Status s = parts_->backend->BeginBatch();
+  if (!s.ok()) {
+    failed_ = s;
+    return Stopped(s);
+  }
+  if (index != 0) applied_index_ = index;
+  s = parts_->alarms->Apply(change);
+  if (!s.ok()) {
+    // Only a storage error remains (Check passed).
+    failed_ = s;
+    parts_->backend->RollbackBatch();
+    return Stopped(failed_);
+  }
+  return s;
+}
+
+const AlarmStore& Engine::alarms() const { return *parts_->alarms; }
 
 Result<WriteResponse> Engine::ApplyOne(const WriteRequest& request) {
   KvStore& kv = *parts_->kv;

@@ -100,6 +100,7 @@ grpc::StatusCode CodeOf(Status::Code code) {
     case Code::kNotLeader:
       return grpc::FAILED_PRECONDITION;
     case Code::kTooManyRequests:
+    case Code::kNoSpace:
       return grpc::RESOURCE_EXHAUSTED;
     case Code::kUnavailable:
     case Code::kBusy:

@@ -11,17 +11,6 @@
 namespace natcd::etcd_api {
 namespace {
 
-std::string AlarmResponse(const server::Response& response, const ResponseInfo& info,
-                          uint64_t raft_term) {
-  nats::HeaderInfo header = info.header;
-  header.raft_term = raft_term;
-  nats::ProtoArena arena;
-  Natcd__Grpc__AlarmResponse out;
-  natcd__grpc__alarm_response__init(&out);
-  out.header = nats::ToProto(std::get<server::StatusResponse>(response).header, header, &arena);
-  return Pack(out.base);
-}
-
 std::string HealthResponse(const server::Response& response) {
   Natcd__Grpc__HealthCheckResponse out;
   natcd__grpc__health_check_response__init(&out);
@@ -91,17 +80,24 @@ bool UnaryCall::OnMessage(std::string bytes) {
   server::RequestPayload payload;
   switch (method_->method) {
     case Method::kAlarm: {
+      // etcd's AlarmRequest; answered as etcd's AlarmResponse (natcd.v1's
+      // has its field numbers).
       auto* in = reinterpret_cast<const Natcd__Grpc__AlarmRequest*>(message.get());
-      if (in->action == NATCD__GRPC__ALARM_REQUEST__ALARM_ACTION__ACTIVATE) {
-        End(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                         "natcd raises alarms itself; activating one is not supported"));
+      const int action = static_cast<int>(in->action);
+      const int alarm = static_cast<int>(in->alarm);
+      if (action < 0 || action > kAlarmActionMax) {
+        End(ToGrpcStatus(Status::InvalidArgument(
+            "ErrInvalidArgument", "etcdserver: unknown alarm action " + std::to_string(action))));
         return false;
       }
-      // GET, and DEACTIVATE of alarms that are not raised: none.
-      payload = server::StatusRequest{};
-      encode = [info](const server::Response& r, uint64_t term) {
-        return AlarmResponse(r, *info, term);
-      };
+      if (alarm < 0 || alarm > kAlarmTypeMax) {
+        End(ToGrpcStatus(Status::InvalidArgument(
+            "ErrInvalidArgument",
+            "etcdserver: unknown alarm type " + std::to_string(alarm) + " (NOSPACE or CORRUPT)")));
+        return false;
+      }
+      payload = server::AlarmRequest{static_cast<AlarmAction>(action), in->memberid,
+                                     static_cast<AlarmType>(alarm)};
       break;
     }
     case Method::kHealthCheck: {

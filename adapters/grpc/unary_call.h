@@ -1,8 +1,7 @@
 // A unary call of etcd's API (KV, Lease but KeepAlive, Cluster,
 // Maintenance, Health): its one request message decoded into a member
-// request, answered by the member through a CallResponder. Alarm and the
-// health check are answered from the member's Status: natcd raises no
-// alarm yet (the quota is not built), and a member is SERVING while it
+// request, answered by the member through a CallResponder. The health
+// check is answered from the member's Status: a member is SERVING while it
 // knows a leader.
 //
 // Thread safety: as StreamCall.

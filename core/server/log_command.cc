@@ -20,6 +20,7 @@ constexpr uint32_t kAuthRevisionField = 8;
 // WriteKind's numbers.
 constexpr int32_t kEventsPublishedKind = 9;
 constexpr int32_t kMemberAttributesKind = 10;
+constexpr int32_t kAlarmKind = 11;
 constexpr int32_t kAuthChangeKind = 12;
 // natcd.v1.MemberAttributesCommand's.
 constexpr uint32_t kAttributesMemberField = 1;
@@ -34,6 +35,11 @@ constexpr uint32_t kAuthNoPasswordField = 5;
 constexpr uint32_t kAuthPermissionTypeField = 6;
 constexpr uint32_t kAuthKeyField = 7;
 constexpr uint32_t kAuthRangeEndField = 8;
+
+// natcd.v1.AlarmCommand's.
+constexpr uint32_t kAlarmActionField = 1;
+constexpr uint32_t kAlarmMemberField = 2;
+constexpr uint32_t kAlarmTypeField = 3;
 
 constexpr wire::MessageShape kLogCommandShape{"natcd.v1.LogCommand", nullptr, 0};
 
@@ -112,6 +118,47 @@ Status DecodeAuthChange(std::string_view bytes, AuthChange* out) {
   return Status::OK();
 }
 
+std::string EncodeAlarm(const AlarmChange& c) {
+  wire::Writer w;
+  w.VarintField(kAlarmActionField, static_cast<uint64_t>(c.action));
+  w.VarintField(kAlarmMemberField, c.member_id);
+  w.VarintField(kAlarmTypeField, static_cast<uint64_t>(c.alarm));
+  return w.Take();
+}
+
+// Only the values etcd defines: an entry with another is refused here, as
+// it would be by every member alike.
+Status DecodeAlarm(std::string_view bytes, AlarmChange* out) {
+  int32_t action = 0, type = 0;
+  uint64_t member = 0;
+  wire::Reader reader(bytes);
+  wire::Field f;
+  bool ok = true;
+  while (ok && reader.Next(&f)) {
+    switch (f.number) {
+      case kAlarmActionField:
+        ok = wire::AsInt32(f, &action);
+        break;
+      case kAlarmMemberField:
+        ok = wire::AsUint64(f, &member);
+        break;
+      case kAlarmTypeField:
+        ok = wire::AsInt32(f, &type);
+        break;
+      default:
+        break;
+    }
+  }
+  if (!ok || !reader.ok()) return Invalid("malformed natcd.v1.AlarmCommand");
+  if (action < 0 || action > kAlarmActionMax) {
+    return Invalid("unknown alarm action " + std::to_string(action));
+  }
+  if (type < 0 || type > kAlarmTypeMax)
+    return Invalid("unknown alarm type " + std::to_string(type));
+  *out = AlarmChange{static_cast<AlarmAction>(action), member, static_cast<AlarmType>(type)};
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string EncodeLogCommand(const LogCommand& command) {
@@ -126,6 +173,9 @@ std::string EncodeLogCommand(const LogCommand& command) {
       attributes.BytesField(kAttributesClientUrlsField, CString(url));
     }
     w.BytesField(kRequestField, attributes.Take());
+  } else if (command.alarm) {
+    w.VarintField(kKindField, kAlarmKind);
+    w.BytesField(kRequestField, EncodeAlarm(*command.alarm));
   } else if (command.auth_change) {
     w.VarintField(kKindField, kAuthChangeKind);
     w.BytesField(kRequestField, EncodeAuthChange(*command.auth_change));
@@ -193,6 +243,13 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
   out->events_published.reset();
   out->member_attributes.reset();
   out->auth_change.reset();
+  out->alarm.reset();
+  if (kind == kAlarmKind) {
+    AlarmChange change;
+    NATCD_RETURN_IF_ERROR(DecodeAlarm(request, &change));
+    out->alarm = change;
+    return Status::OK();
+  }
   if (kind == kAuthChangeKind) {
     AuthChange change;
     NATCD_RETURN_IF_ERROR(DecodeAuthChange(request, &change));

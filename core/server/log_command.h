@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "natcd/alarm.h"
 #include "natcd/auth.h"
 #include "natcd/engine.h"
 #include "natcd/status.h"
@@ -31,7 +32,7 @@ struct MemberAttributes {
 };
 
 struct LogCommand {
-  WriteRequest request;  // unless events_published, member_attributes or auth_change is set
+  WriteRequest request;  // unless events_published, member_attributes, auth_change or alarm is set
   // Set: an EVENTS_PUBLISHED entry (no request): the events of every
   // revision up to this one reached the front end's event stream.
   std::optional<int64_t> events_published;
@@ -39,6 +40,8 @@ struct LogCommand {
   std::optional<MemberAttributes> member_attributes;
   // Set: an AUTH_CHANGE entry (no request).
   std::optional<AuthChange> auth_change;
+  // Set: an ALARM entry (no request).
+  std::optional<AlarmChange> alarm;
   uint64_t origin_member = 0;  // 0: proposed by the leader itself (timers)
   uint64_t origin_seq = 0;
   // The client's idempotency key. Written up to its first NUL byte, as

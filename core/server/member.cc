@@ -227,6 +227,7 @@ void Member::Impl::Turn(std::vector<Item> batch) {
     return;
   }
   Answers answers;
+  quota_db_size = -1;  // read again, once, if a write needs it this turn
   for (Item& item : batch) Take(std::move(item), &answers);
   Tick();
   Timers();
@@ -332,6 +333,10 @@ Result<std::unique_ptr<Member>> Member::Open(const MemberOptions& options) {
   // Until Start, the caller is the member's thread.
   impl->member_thread.AssertHeld();
   NATCD_RETURN_IF_ERROR(impl->Open());
+  {
+    MutexLock lock(&impl->hash_answers->mu);
+    impl->hash_answers->impl = impl.get();
+  }
   return std::unique_ptr<Member>(new Member(std::move(impl)));
 }
 
@@ -345,6 +350,23 @@ void Member::SetPeerTransport(PeerTransport* transport) {
   impl_->shipper.SetTransport(transport);
 }
 void Member::SetEventSink(EventSink* sink) { impl_->events = sink; }
+
+Result<HashKVResponse> Member::HashKVBeforeStart() {
+  impl_->member_thread.AssertHeld();  // before Start
+  return impl_->engine->HashKV(HashKVRequest{0});
+}
+
+std::vector<NodeId> Member::PeersBeforeStart() {
+  impl_->member_thread.AssertHeld();  // before Start
+  std::vector<NodeId> peers;
+  const raft::ConfState cs = impl_->raft->conf_state();
+  for (const auto* list : {&cs.voters, &cs.learners}) {
+    for (NodeId m : *list) {
+      if (m != impl_->options.member_id) peers.push_back(m);
+    }
+  }
+  return peers;
+}
 void Member::AddFrontEnd(FrontEnd* front_end) {
   impl_->member_thread.AssertHeld();  // before Start
   impl_->front_ends.push_back(front_end);
@@ -379,6 +401,11 @@ void Member::Stop() {
   if (impl.stopped) return;
   impl.stopped = true;
   {
+    // Hash answers arriving from now on are dropped (member_alarms.cc).
+    MutexLock lock(&impl.hash_answers->mu);
+    impl.hash_answers->impl = nullptr;
+  }
+  {
     MutexLock lock(&impl.mu);
     impl.stopping = true;
   }
@@ -400,6 +427,10 @@ void Member::TEST_Crash() {
   Impl& impl = *impl_;
   impl.member_thread.AssertHeld();  // driven by RunOneTurn
   impl.stopped = true;
+  {
+    MutexLock lock(&impl.hash_answers->mu);
+    impl.hash_answers->impl = nullptr;
+  }
   impl.shipper.Abandon(nullptr);
   impl.shipper.ForgetReceived();
   // Held requests go unanswered, as in a crash: their clients time out.

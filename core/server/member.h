@@ -87,6 +87,15 @@ struct MemberOptions {
   // may go unread before it is dropped (server/online_backups.h).
   size_t backups_max = 2;
   int64_t backup_idle_timeout_ms = 60'000;
+  // The backend quota in bytes (etcd's --quota-backend-bytes, resolved by
+  // QuotaBytesFromFlag: core/alarm/backend_quota.h); 0: none. A request
+  // that would take this member's database past it raises NOSPACE for this
+  // member (through the log) and is refused with ErrNoSpace.
+  int64_t quota_backend_bytes = int64_t{2} << 30;
+  // etcd's --experimental-corrupt-check-time: how often the leader compares
+  // every member's HashKV at one revision and raises CORRUPT for a member
+  // whose hash differs at the same compact revision; 0: never.
+  int64_t corrupt_check_interval_ms = 0;
 };
 
 class Member {
@@ -154,6 +163,13 @@ class Member {
   // Request's.
   Status AuthorizeWatch(const std::string& token, bool auth_checked, bool tokenless,
                         const std::string& key, const std::string& range_end);
+
+  // Before Start, on the caller's thread (etcd's
+  // --experimental-initial-corrupt-check): this member's HashKV at its
+  // current revision and the other voting and learner members' IDs, for a
+  // front end to compare with theirs before this member serves.
+  Result<HashKVResponse> HashKVBeforeStart();
+  std::vector<NodeId> PeersBeforeStart();
 
   const MemberOptions& options() const;
   NodeId id() const;

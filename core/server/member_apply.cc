@@ -158,6 +158,10 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
     ApplyAuthChange(*command.auth_change, entry.index, std::move(request), answers);
     return;
   }
+  if (command.alarm) {
+    ApplyAlarmChange(*command.alarm, entry.index, std::move(request), answers);
+    return;
+  }
   // The same request id proposed twice (a retry raced the first attempt):
   // applied once, on every member alike.
   if (!command.request_id.empty() && engine->FindRequest(command.request_id) != nullptr) {

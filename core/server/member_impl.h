@@ -11,6 +11,9 @@
 //   member_leader.cc    leader duties: lease expiry and checkpoints, the
 //                       renewals held for their checkpoint, auto-compaction,
 //                       lease promotion on a new leader
+//   member_alarms.cc    alarms: what raised ones refuse on arrival, the
+//                       backend quota (raising NOSPACE), the Alarm calls,
+//                       the leader's periodic corruption check (CORRUPT)
 // with proposals.h, linearizable_reads.h, membership.h, snapshot_shipper.h,
 // held_renewals.h and event_continuity.h holding their own state.
 //
@@ -183,6 +186,35 @@ struct Member::Impl {
   mutable Mutex credentials_mu;
   std::map<std::string, std::string> password_hashes GUARDED_BY(credentials_mu);
 
+  // Alarms (member_alarms.cc). The database size the quota is checked
+  // against, read at most once a turn (-1: not yet this turn).
+  int64_t quota_db_size GUARDED_BY(member_thread) = -1;
+  // This member raises NOSPACE for itself at most once per election
+  // timeout while the entry is on its way.
+  int64_t next_nospace_raise_ms GUARDED_BY(member_thread) = 0;
+  // The leader's corruption check: one round at a time, every
+  // options.corrupt_check_interval_ms. `answers` fills in as the members
+  // answer (on the member thread); the round ends when all did or at its
+  // deadline, and a member that did not answer is unknown, never healthy.
+  struct CorruptCheck {
+    uint64_t round = 0;  // 0: none running
+    int64_t deadline_ms = 0;
+    HashKVResponse own;
+    std::map<NodeId, std::optional<Result<HashKVResponse>>> answers;
+  };
+  CorruptCheck corrupt_check GUARDED_BY(member_thread);
+  uint64_t corrupt_check_rounds GUARDED_BY(member_thread) = 0;
+  int64_t next_corrupt_check_ms GUARDED_BY(member_thread) = 0;
+  // Shared with the responders of the hash requests in flight, which may
+  // answer after the member is gone (from the transport's thread): they
+  // queue their answer only while `impl` is set (cleared at shutdown).
+  struct HashAnswers {
+    Mutex mu;
+    Impl* impl GUARDED_BY(mu) = nullptr;
+  };
+  std::shared_ptr<HashAnswers> hash_answers = std::make_shared<HashAnswers>();
+  class PeerHashResponder;
+
   // member.cc
   Status Open() REQUIRES(member_thread);
   Status OpenEngine() REQUIRES(member_thread);
@@ -243,6 +275,23 @@ struct Member::Impl {
   void ApplyAuthChange(const AuthChange& change, uint64_t index, std::unique_ptr<Request> request,
                        Answers* answers) REQUIRES(member_thread);
   void RefreshCredentials() REQUIRES(member_thread);
+
+  // member_alarms.cc
+  // OK, or what the raised alarms or the quota answer the request with
+  // before it is served or forwarded (raising NOSPACE for this member when
+  // the quota is exceeded).
+  Status AlarmGate(const Request& request) REQUIRES(member_thread);
+  void HandleAlarm(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  void ApplyAlarmChange(const AlarmChange& change, uint64_t index, std::unique_ptr<Request> request,
+                        Answers* answers) REQUIRES(member_thread);
+  // Proposes activating `type` for `member` unless it is raised already.
+  void RaiseAlarm(AlarmType type, NodeId member) REQUIRES(member_thread);
+  // etcd's StatusResponse.errors: one text per raised alarm.
+  std::vector<std::string> AlarmErrors() const REQUIRES(member_thread);
+  void MaybeCheckCorruption(int64_t now) REQUIRES(member_thread);
+  void OnPeerHash(uint64_t round, NodeId peer, Result<HashKVResponse> answer)
+      REQUIRES(member_thread);
+  void FinishCorruptCheck() REQUIRES(member_thread);
 
   // member_leader.cc
   void Timers() REQUIRES(member_thread);

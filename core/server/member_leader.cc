@@ -47,6 +47,7 @@ void Member::Impl::Timers() {
       Propose(std::move(command));
     }
   }
+  MaybeCheckCorruption(now);
   MaybePublishAttributes(now);
   if (now >= next_front_end_tick_ms) {
     next_front_end_tick_ms = now + kFrontEndTickMs;

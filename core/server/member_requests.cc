@@ -24,7 +24,7 @@ bool LeaderOnly(const RequestPayload& p) {
          std::holds_alternative<LeaseKeepAliveRequest>(p) ||
          std::holds_alternative<LeaseTimeToLiveRequest>(p) ||
          std::holds_alternative<LeaseLeasesRequest>(p) ||
-         std::holds_alternative<MoveLeaderRequest>(p);
+         std::holds_alternative<MoveLeaderRequest>(p) || std::holds_alternative<AlarmRequest>(p);
 }
 
 namespace {
@@ -67,6 +67,10 @@ void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
     Answer_(answers, std::move(request), std::move(allowed));
     return;
   }
+  if (Status refused = AlarmGate(*request); !refused.ok()) {
+    Answer_(answers, std::move(request), std::move(refused), IsWrite(request->payload));
+    return;
+  }
   const RequestPayload& payload = request->payload;
   if (std::holds_alternative<AuthRequest>(payload)) {
     HandleAuth(std::move(request), answers);
@@ -90,6 +94,10 @@ void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
   }
   if (std::holds_alternative<MoveLeaderRequest>(payload)) {
     HandleMoveLeader(std::move(request), answers);
+    return;
+  }
+  if (std::holds_alternative<AlarmRequest>(payload)) {
+    HandleAlarm(std::move(request), answers);
     return;
   }
   if (auto* range = std::get_if<RangeRequest>(&payload); range && !range->serializable) {
@@ -143,6 +151,7 @@ void Member::Impl::HandleLocal(std::unique_ptr<Request> request, Answers* answer
           s.raft_term = raft->term();
           const raft::ConfState cs = raft->conf_state();
           s.is_learner = std::count(cs.learners.begin(), cs.learners.end(), options.member_id) > 0;
+          s.errors = AlarmErrors();
           return Response(std::move(s));
         } else if constexpr (std::is_same_v<T, HashKVRequest>) {
           // On the member thread, as etcd's (which holds its store's read

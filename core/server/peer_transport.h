@@ -36,6 +36,13 @@ class PeerTransport {
   // request timeout, or, when the leader is unreachable, by giving it back
   // through Member::Resubmit so that it waits for the next leader.
   virtual void Forward(NodeId leader, std::unique_ptr<Request> request) = 0;
+  // Asks member `to` itself a request about its own state (the leader's
+  // corruption check asks each member's HashKV). As Forward, but never
+  // given back through Member::Resubmit and never served by another
+  // member: when `to` does not answer (no such member listening, no answer
+  // within the request timeout) it is answered with ErrUnavailable or
+  // ErrTimeout, so that a silent member's hash stays unknown.
+  virtual void Ask(NodeId to, std::unique_ptr<Request> request) = 0;
 };
 
 }  // namespace natcd::server

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "natcd/alarm.h"
 #include "natcd/auth.h"
 #include "natcd/engine.h"
 #include "natcd/status.h"
@@ -41,6 +42,21 @@ struct StatusResponse {
   uint64_t raft_applied_index = 0;
   uint64_t raft_term = 0;
   bool is_learner = false;
+  // etcd's: one AlarmText (natcd/alarm.h) per raised alarm.
+  std::vector<std::string> errors;
+};
+
+// etcd's Maintenance.Alarm, served by the leader: GET lists every raised
+// alarm; ACTIVATE and DEACTIVATE go through the log and answer the alarm
+// they changed (none when deactivating one that is not raised).
+struct AlarmRequest {
+  AlarmAction action = AlarmAction::kGet;
+  NodeId member_id = 0;
+  AlarmType alarm = AlarmType::kNone;
+};
+struct AlarmResponse {
+  ResponseHeader header;
+  std::vector<AlarmMember> alarms;
 };
 
 // A member as the cluster knows it.
@@ -137,14 +153,14 @@ using RequestPayload =
                  LeaseGrantRequest, LeaseRevokeRequest, LeaseKeepAliveRequest,
                  LeaseTimeToLiveRequest, LeaseLeasesRequest, StatusRequest, MemberListRequest,
                  MemberAddRequest, MemberRemoveRequest, MemberPromoteRequest, MoveLeaderRequest,
-                 HashKVRequest, HashRequest, DefragmentRequest, AuthRequest>;
+                 HashKVRequest, HashRequest, DefragmentRequest, AuthRequest, AlarmRequest>;
 
 using Response =
     std::variant<RangeResponse, PutResponse, DeleteRangeResponse, TxnResponse, CompactionResponse,
                  LeaseGrantResponse, LeaseRevokeResponse, LeaseKeepAliveResponse,
                  LeaseTimeToLiveResponse, LeaseLeasesResponse, StatusResponse, MemberListResponse,
                  MemberAddResponse, MembershipResponse, MoveLeaderResponse, HashKVResponse,
-                 HashResponse, DefragmentResponse, AuthResponse>;
+                 HashResponse, DefragmentResponse, AuthResponse, AlarmResponse>;
 
 // Facts of the moment a response is sent that a front end puts in its
 // response header or uses to send it.

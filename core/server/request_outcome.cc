@@ -23,7 +23,7 @@ enum : uint32_t {
   kCompactRevisionField = 6,
 };
 
-constexpr uint8_t kLastCode = static_cast<uint8_t>(Status::Code::kLeaseTTLTooLarge);
+constexpr uint8_t kLastCode = static_cast<uint8_t>(Status::Code::kNoSpace);
 
 Status Undecodable(const std::string& why) {
   return Status::Internal("remembered outcome does not decode: " + why);

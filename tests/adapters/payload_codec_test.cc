@@ -111,6 +111,10 @@ std::string P(const server::MoveLeaderRequest& r) {
 std::string P(const HashKVRequest& r) { return "HashKV{" + std::to_string(r.revision) + "}"; }
 std::string P(const HashRequest&) { return "Hash{}"; }
 std::string P(const DefragmentRequest&) { return "Defragment{}"; }
+std::string P(const server::AlarmRequest& r) {
+  return "Alarm{" + std::to_string(static_cast<int>(r.action)) + "," +
+         std::to_string(r.member_id) + "," + std::to_string(static_cast<int>(r.alarm)) + "}";
+}
 std::string P(const server::RequestPayload& p) {
   return std::visit([](const auto& r) { return P(r); }, p);
 }
@@ -166,7 +170,9 @@ std::string P(const server::StatusResponse& r) {
   std::ostringstream o;
   o << "Status{" << P(r.header) << "," << r.db_size << "," << r.db_size_in_use << "," << r.leader
     << "," << r.raft_index << "," << r.raft_applied_index << "," << r.raft_term << ","
-    << r.is_learner << "}";
+    << r.is_learner << ",";
+  for (const std::string& e : r.errors) o << e << ";";
+  o << "}";
   return o.str();
 }
 std::string P(const server::MemberInfo& m) {
@@ -198,6 +204,11 @@ std::string P(const HashResponse& r) {
   return "Hash{" + P(r.header) + "," + std::to_string(r.hash) + "}";
 }
 std::string P(const DefragmentResponse& r) { return "Defragment{" + P(r.header) + "}"; }
+std::string P(const server::AlarmResponse& r) {
+  std::string out = "Alarm{" + P(r.header) + ",";
+  for (const AlarmMember& a : r.alarms) out += AlarmText(a) + ";";
+  return out + "}";
+}
 std::string P(const server::Response& r) {
   return std::visit([](const auto& v) { return P(v); }, r);
 }
@@ -238,6 +249,8 @@ EndpointOf Endpoint(EndpointKind kind) {
       return {"maint.status", &natcd__v1__status_request__descriptor};
     case K::kMoveLeader:
       return {"maint.moveleader", &natcd__v1__move_leader_request__descriptor};
+    case K::kAlarm:
+      return {"maint.alarm", &natcd__v1__alarm_request__descriptor};
     case K::kMemberList:
       return {"cluster.member.list", &natcd__v1__member_list_request__descriptor};
     case K::kMemberAdd:
@@ -340,7 +353,8 @@ std::vector<server::RequestPayload> EveryPayload() {
           server::MoveLeaderRequest{0x9bd11d00c67a72ff},
           HashKVRequest{77},
           HashRequest{},
-          DefragmentRequest{}};
+          DefragmentRequest{},
+          server::AlarmRequest{AlarmAction::kDeactivate, 0x8e9e05c52164694d, AlarmType::kNoSpace}};
 }
 
 TEST(PayloadCodec, EveryRequestIsWhatTheLeaderDecodes) {
@@ -414,7 +428,8 @@ std::vector<Exchange> EveryResponse() {
       {LeaseTimeToLiveRequest{}, LeaseTimeToLiveResponse{{15}, 0x77, 29, 30, {"/k1", "/k2"}}},
       {LeaseTimeToLiveRequest{}, LeaseTimeToLiveResponse{{15}, 0x78, -1, 0, {}}},
       {server::LeaseLeasesRequest{}, LeaseLeasesResponse{{16}, {1, 2, 0x7fffffffffffffff}}},
-      {server::StatusRequest{}, server::StatusResponse{{17}, 4096, 2048, 0x11, 30, 29, 4, true}},
+      {server::StatusRequest{}, server::StatusResponse{{17}, 4096, 2048, 0x11, 30, 29, 4, true,
+                                      {"memberID:17 alarm:NOSPACE ", "memberID:18 alarm:CORRUPT "}}},
       {server::MemberListRequest{}, server::MemberListResponse{{18}, members}},
       {server::MemberAddRequest{}, server::MemberAddResponse{{19}, members[1], members}},
       {server::MemberRemoveRequest{}, server::MembershipResponse{{20}, {members[0]}}},
@@ -423,6 +438,8 @@ std::vector<Exchange> EveryResponse() {
       {HashKVRequest{}, HashKVResponse{{23}, 0xdeadbeef, 7, 23}},
       {HashRequest{}, HashResponse{{24}, 0xfeedf00d}},
       {DefragmentRequest{}, DefragmentResponse{{25}}},
+      {server::AlarmRequest{},
+       server::AlarmResponse{{26}, {{17, AlarmType::kNoSpace}, {0x8e9e05c52164694d, AlarmType::kCorrupt}}}},
   };
 }
 

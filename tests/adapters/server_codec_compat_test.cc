@@ -217,9 +217,23 @@ bool HasNegativeEnum(std::string_view bytes, int shape, int depth = 0) {
   return shape == 0 && kind == 3 && HasNegativeEnum(request, 1, depth + 1);
 }
 
+// Whether the command's kind is one the reference codec predates
+// (MEMBER_ATTRIBUTES 10, ALARM 11, AUTH_CHANGE 12): only core decodes it
+// (those kinds have their own pinned and protobuf-c tests).
+bool KindAfterTheReference(std::string_view bytes) {
+  server::wire::Reader reader(bytes);
+  server::wire::Field f;
+  int32_t kind = 0;
+  while (reader.Next(&f)) {
+    int32_t v = 0;
+    if (f.number == 1 && server::wire::AsInt32(f, &v)) kind = v;
+  }
+  return kind >= 10 && kind <= 12;
+}
+
 // Both decoders on the same bytes: the same values or the same error.
 void ExpectSameLogDecode(const std::string& bytes) {
-  if (HasNegativeEnum(bytes, 0)) {
+  if (HasNegativeEnum(bytes, 0) || KindAfterTheReference(bytes)) {
     server::LogCommand core;
     (void)server::DecodeLogCommand(bytes, &core);
     return;

@@ -5,6 +5,7 @@
 #include "compat_header.h"
 #include "tests.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,83 @@ static void test_snapshot(void** state) {
   rmdir(dir);
 }
 
+// Alarms: raise NOSPACE by hand (the quota's own test fills a small one,
+// tests/natcd/alarm_test.cc), see what it refuses and what it serves, bad
+// requests refused without a change, then disarm.
+static void test_alarms(void** state) {
+  (void)state;
+  natcdAlarmResponse_Destroy(NULL);
+  natcdAlarmResponse* a = NULL;
+  ASSERT_STATUS(natcdStatus_InvalidArg,
+                natcdMaint_Alarm(NULL, g_client, natcdAlarmAction_Get, 0, natcdAlarm_None));
+  ASSERT_STATUS(natcdStatus_InvalidArg,
+                natcdMaint_Alarm(&a, NULL, natcdAlarmAction_Get, 0, natcdAlarm_None));
+  assert_string_equal(natcdAlarmType_GetText(natcdAlarm_NoSpace), "NOSPACE");
+  assert_string_equal(natcdAlarmType_GetText(natcdAlarm_Corrupt), "CORRUPT");
+  assert_string_equal(natcdAlarmType_GetText((natcdAlarmType)7), "UNKNOWN");
+
+  test_Put(g_client, "/alarm/k", "1");
+  ASSERT_OK(natcdMaint_Alarm(&a, g_client, natcdAlarmAction_Get, 0, natcdAlarm_None));
+  assert_int_equal(a->n_alarms, 0);
+  const uint64_t me = a->header.member_id;
+  assert_true(me != 0);
+  natcdAlarmResponse_Destroy(a);
+
+  ASSERT_OK(natcdMaint_Alarm(&a, g_client, natcdAlarmAction_Activate, me, natcdAlarm_NoSpace));
+  assert_int_equal(a->n_alarms, 1);
+  assert_int_equal(a->alarms[0].member_id, me);
+  assert_int_equal(a->alarms[0].alarm, natcdAlarm_NoSpace);
+  natcdAlarmResponse_Destroy(a);
+
+  // Bad requests: refused, nothing changes.
+  ASSERT_STATUS(natcdStatus_BadRequest,
+                natcdMaint_Alarm(&a, g_client, natcdAlarmAction_Activate, me, natcdAlarm_None));
+  natcdError err;
+  natcd_GetLastError(&err);
+  assert_int_equal(err.code, 400);
+  assert_string_equal(err.text,
+                      "ErrInvalidArgument: etcdserver: unknown alarm type 0 (NOSPACE or CORRUPT)");
+  assert_null(a);
+  ASSERT_STATUS(natcdStatus_BadRequest,
+                natcdMaint_Alarm(&a, g_client, (natcdAlarmAction)9, me, natcdAlarm_NoSpace));
+  natcd_GetLastError(&err);
+  assert_string_equal(err.text, "ErrInvalidArgument: etcdserver: unknown alarm action 9");
+  ASSERT_STATUS(natcdStatus_BadRequest, natcdMaint_Alarm(&a, g_client, natcdAlarmAction_Activate,
+                                                         0x1234, natcdAlarm_Corrupt));
+  natcd_GetLastError(&err);
+  assert_string_equal(err.text, "ErrMemberNotFound: etcdserver: member not found");
+
+  ASSERT_OK(natcdMaint_Alarm(&a, g_client, natcdAlarmAction_Get, 0, natcdAlarm_None));
+  assert_int_equal(a->n_alarms, 1);
+  natcdAlarmResponse_Destroy(a);
+  natcdStatusResponse* st = NULL;
+  ASSERT_OK(natcdMaint_Status(&st, g_client));
+  assert_int_equal(st->n_errors, 1);
+  char want[96];
+  snprintf(want, sizeof want, "memberID:%" PRIu64 " alarm:NOSPACE ", me);
+  assert_string_equal(st->errors[0], want);
+  natcdStatusResponse_Destroy(st);
+
+  // NOSPACE refuses what grows the store, serves the rest.
+  ASSERT_STATUS(natcdStatus_NoSpace,
+                natcdKV_Put(NULL, g_client, NATCD_STR("/alarm/k"), NATCD_STR("2"), NULL));
+  natcd_GetLastError(&err);
+  assert_int_equal(err.code, 507);
+  assert_string_equal(err.text, "ErrNoSpace: etcdserver: mvcc: database space exceeded");
+  natcdRangeResponse* got = NULL;
+  ASSERT_OK(natcdKV_Get(&got, g_client, NATCD_STR("/alarm/k"), NULL));
+  natcdRangeResponse_Destroy(got);
+  ASSERT_OK(natcdKV_Delete(NULL, g_client, NATCD_STR("/alarm/k"), NULL));
+
+  ASSERT_OK(natcdMaint_Alarm(&a, g_client, natcdAlarmAction_Deactivate, me, natcdAlarm_NoSpace));
+  assert_int_equal(a->n_alarms, 1);
+  natcdAlarmResponse_Destroy(a);
+  ASSERT_OK(natcdMaint_Alarm(&a, g_client, natcdAlarmAction_Get, 0, natcdAlarm_None));
+  assert_int_equal(a->n_alarms, 0);
+  natcdAlarmResponse_Destroy(a);
+  test_Put(g_client, "/alarm/k", "3");
+}
+
 const struct CMUnitTest maint_tests[] = {
     cmocka_unit_test(test_null_destroy_and_args),
     cmocka_unit_test(test_status),
@@ -280,5 +358,6 @@ const struct CMUnitTest maint_tests[] = {
     cmocka_unit_test(test_move_leader),
     cmocka_unit_test(test_members),
     cmocka_unit_test(test_snapshot),
+    cmocka_unit_test(test_alarms),
 };
 const size_t maint_tests_count = sizeof maint_tests / sizeof maint_tests[0];

@@ -50,6 +50,8 @@ const char* natcdStatus_GetText(natcdStatus s) {
       return "Not leader";
     case natcdStatus_NoLeader:
       return "No leader";
+    case natcdStatus_NoSpace:
+      return "No space";
   }
   return "Unknown status";
 }
@@ -98,6 +100,8 @@ static natcdStatus _statusOfCode(int code) {
       return natcdStatus_Internal;
     case 503:
       return natcdStatus_Unavailable;
+    case 507:
+      return natcdStatus_NoSpace;
     default:
       return natcdStatus_ServiceError;
   }

@@ -38,6 +38,7 @@ enum class EndpointKind {
   kMemberRemove,
   kMemberPromote,
   kSnapshot,  // P.maint.snapshot: an online backup, chunk by chunk
+  kAlarm,     // P.maint.alarm
 };
 
 struct EndpointStats {

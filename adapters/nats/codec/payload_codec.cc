@@ -153,6 +153,13 @@ WireRequest EncodeWireRequest(const server::RequestPayload& payload) {
           Natcd__V1__DefragmentRequest m;
           natcd__v1__defragment_request__init(&m);
           return Packed(K::kDefragment, "maint.defrag", &m.base);
+        } else if constexpr (std::is_same_v<T, server::AlarmRequest>) {
+          Natcd__V1__AlarmRequest m;
+          natcd__v1__alarm_request__init(&m);
+          m.action = static_cast<Natcd__V1__AlarmRequest__AlarmAction>(r.action);
+          m.memberid = r.member_id;
+          m.alarm = static_cast<Natcd__V1__AlarmType>(r.alarm);
+          return Packed(K::kAlarm, "maint.alarm", &m.base);
         } else if constexpr (std::is_same_v<T, server::AuthRequest>) {
           // Never forwarded: the member that receives an auth call serves
           // it (a change is proposed there). No endpoint takes one.
@@ -216,6 +223,7 @@ Result<server::Response> DecodeWireResponse(const server::RequestPayload& asked,
                 out->raft_applied_index = in.raftappliedindex;
                 out->raft_term = in.raftterm;
                 out->is_learner = in.islearner;
+                for (size_t i = 0; i < in.n_errors; i++) out->errors.emplace_back(in.errors[i]);
                 return Status::OK();
               });
         } else if constexpr (std::is_same_v<T, server::MemberListRequest>) {
@@ -265,6 +273,22 @@ Result<server::Response> DecodeWireResponse(const server::RequestPayload& asked,
               &natcd__v1__defragment_response__descriptor, body, raft_term,
               [](const Natcd__V1__DefragmentResponse& in, DefragmentResponse* out) {
                 out->header = FromProto(in.header);
+                return Status::OK();
+              });
+        } else if constexpr (std::is_same_v<T, server::AlarmRequest>) {
+          return Decode<server::AlarmResponse, Natcd__V1__AlarmResponse>(
+              &natcd__v1__alarm_response__descriptor, body, raft_term,
+              [](const Natcd__V1__AlarmResponse& in, server::AlarmResponse* out) {
+                out->header = FromProto(in.header);
+                for (size_t i = 0; i < in.n_alarms; i++) {
+                  const int type = static_cast<int>(in.alarms[i]->alarm);
+                  if (type < 0 || type > kAlarmTypeMax) {
+                    return Status::InvalidArgument("ErrInvalidArgument",
+                                                   "unknown alarm type " + std::to_string(type));
+                  }
+                  out->alarms.push_back(
+                      AlarmMember{in.alarms[i]->memberid, static_cast<AlarmType>(type)});
+                }
                 return Status::OK();
               });
         } else if constexpr (std::is_same_v<T, server::AuthRequest>) {

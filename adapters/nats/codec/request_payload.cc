@@ -68,6 +68,24 @@ Result<server::RequestPayload> ToPayload(EndpointKind kind, const ProtobufCMessa
       return server::RequestPayload(HashRequest{});
     case EndpointKind::kDefragment:
       return server::RequestPayload(DefragmentRequest{});
+    case EndpointKind::kAlarm: {
+      auto* in = reinterpret_cast<const Natcd__V1__AlarmRequest*>(body);
+      // Values past etcd's are refused here with the member's own words
+      // (they would not fit the member's enums).
+      const int action = static_cast<int>(in->action);
+      const int alarm = static_cast<int>(in->alarm);
+      if (action < 0 || action > kAlarmActionMax) {
+        return Status::InvalidArgument(
+            "ErrInvalidArgument", "etcdserver: unknown alarm action " + std::to_string(action));
+      }
+      if (alarm < 0 || alarm > kAlarmTypeMax) {
+        return Status::InvalidArgument(
+            "ErrInvalidArgument",
+            "etcdserver: unknown alarm type " + std::to_string(alarm) + " (NOSPACE or CORRUPT)");
+      }
+      return server::RequestPayload(server::AlarmRequest{
+          static_cast<AlarmAction>(action), in->memberid, static_cast<AlarmType>(alarm)});
+    }
     case EndpointKind::kMoveLeader:
       return server::RequestPayload(server::MoveLeaderRequest{
           reinterpret_cast<const Natcd__V1__MoveLeaderRequest*>(body)->targetid});

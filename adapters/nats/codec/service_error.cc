@@ -37,6 +37,8 @@ Status::Code CodeOf(int http, std::string_view name) {
       return Code::kTooLarge;
     case 429:
       return Code::kTooManyRequests;
+    case 507:
+      return Code::kNoSpace;
     case 503:
       if (name == "ErrNotLeader") return Code::kNotLeader;
       if (name == "ErrBusy") return Code::kBusy;
@@ -96,6 +98,9 @@ ServiceError ToServiceError(const Status& status) {
       break;
     case Code::kTooManyRequests:
       out.code = 429;
+      break;
+    case Code::kNoSpace:  // HTTP's Insufficient Storage
+      out.code = 507;
       break;
     case Code::kUnavailable:
     case Code::kNotLeader:

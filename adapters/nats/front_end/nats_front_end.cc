@@ -37,6 +37,7 @@ bool LeaderOnlyKind(EndpointKind kind) {
     case EndpointKind::kLeaseTimeToLive:
     case EndpointKind::kLeaseLeases:
     case EndpointKind::kMoveLeader:
+    case EndpointKind::kAlarm:
     case EndpointKind::kMemberList:
     case EndpointKind::kMemberAdd:
     case EndpointKind::kMemberRemove:
@@ -139,6 +140,7 @@ NatsFrontEnd::NatsFrontEnd(natsConnection* nc, natsConnection* buffered_nc,
   AddEndpoint("maint_hash", "maint.hash", true, K::kHash, &natcd__v1__hash_request__descriptor);
   AddEndpoint("maint_defrag", "maint.defrag", true, K::kDefragment,
               &natcd__v1__defragment_request__descriptor);
+  AddEndpoint("maint_alarm", "maint.alarm", true, K::kAlarm, &natcd__v1__alarm_request__descriptor);
   AddEndpoint("maint_moveleader", "maint.moveleader", true, K::kMoveLeader,
               &natcd__v1__move_leader_request__descriptor);
   AddEndpoint("member_list", "cluster.member.list", true, K::kMemberList,

@@ -69,6 +69,21 @@ std::string EncodeResponse(const server::Response& response, const ReplyContext&
           m->raftappliedindex = r.raft_applied_index;
           m->raftterm = r.raft_term;
           m->islearner = r.is_learner;
+          m->n_errors = r.errors.size();
+          m->errors = arena.Array<char>(r.errors.size());
+          for (size_t i = 0; i < r.errors.size(); i++) m->errors[i] = Keep(&arena, r.errors[i]);
+          return &m->base;
+        } else if constexpr (std::is_same_v<T, server::AlarmResponse>) {
+          auto* m = arena.New(natcd__v1__alarm_response__init);
+          m->header = ToProto(r.header, info, &arena);
+          m->n_alarms = r.alarms.size();
+          m->alarms = arena.Array<Natcd__V1__AlarmMember>(r.alarms.size());
+          for (size_t i = 0; i < r.alarms.size(); i++) {
+            auto* a = arena.New(natcd__v1__alarm_member__init);
+            a->memberid = r.alarms[i].member_id;
+            a->alarm = static_cast<Natcd__V1__AlarmType>(r.alarms[i].alarm);
+            m->alarms[i] = a;
+          }
           return &m->base;
         } else if constexpr (std::is_same_v<T, server::MemberListResponse>) {
           auto* m = arena.New(natcd__v1__member_list_response__init);

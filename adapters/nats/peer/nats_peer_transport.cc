@@ -120,6 +120,15 @@ void NatsPeerTransport::SendSnapshotAck(server::NodeId leader, const std::string
 }
 
 void NatsPeerTransport::Forward(server::NodeId leader, std::unique_ptr<server::Request> request) {
+  Send(leader, std::move(request), false);
+}
+
+void NatsPeerTransport::Ask(server::NodeId to, std::unique_ptr<server::Request> request) {
+  Send(to, std::move(request), true);
+}
+
+void NatsPeerTransport::Send(server::NodeId leader, std::unique_ptr<server::Request> request,
+                             bool ask) {
   // A request that came over NATS travels as it came (body and headers
   // copied, no decode or encode), and its answer goes back the same way.
   // Any other (a second front end's) is asked anew in protobuf.
@@ -140,7 +149,7 @@ void NatsPeerTransport::Forward(server::NodeId leader, std::unique_ptr<server::R
     MutexLock lock(&forward_mu_);
     seq = ++forward_seq_;
     forwarded_[seq] = Forwarded{std::move(request), leader,
-                                clock_->MonotonicMs() + request_timeout_ms_, msg != nullptr};
+                                clock_->MonotonicMs() + request_timeout_ms_, msg != nullptr, ask};
   }
   // The request stays owned by forwarded_: its answer may come back (on a
   // nats.c thread) before this call returns.
@@ -183,6 +192,18 @@ void NatsPeerTransport::ReceiveForwardReply(natsMsg* msg) {
   const bool no_responders = natsMsg_GetDataLength(msg) == 0 &&
                              natsMsgHeader_Get(msg, "Status", &status) == NATS_OK &&
                              status != nullptr && strcmp(status, "503") == 0;
+  if (no_responders && forward.ask) {
+    // Nobody answers for that member: its answer is unknown, and no other
+    // member may stand in for it.
+    natsMsg_Destroy(msg);
+    server::ResponseContext context;
+    forward.request->responder->Respond(
+        Status::Unavailable("ErrUnavailable", "etcdserver: member " +
+                                                  std::to_string(forward.leader) +
+                                                  " did not answer (no responders)"),
+        context);
+    return;
+  }
   if (no_responders) {
     // The leader this member knew is gone: the member holds the request
     // until another is known.

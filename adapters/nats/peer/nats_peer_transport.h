@@ -54,8 +54,12 @@ class NatsPeerTransport final : public server::PeerTransport {
   void SendSnapshotChunk(server::NodeId to, const std::string& bytes) override;
   void SendSnapshotAck(server::NodeId leader, const std::string& bytes) override;
   void Forward(server::NodeId leader, std::unique_ptr<server::Request> request) override;
+  void Ask(server::NodeId to, std::unique_ptr<server::Request> request) override;
 
  private:
+  // Forward and Ask: ask answers "no responders" itself instead of
+  // resubmitting the request.
+  void Send(server::NodeId to, std::unique_ptr<server::Request> request, bool ask);
   enum class Kind { kRaft, kSnapshotChunk, kSnapshotAck, kForwardReply };
   struct Subscription {
     NatsPeerTransport* transport;
@@ -69,6 +73,8 @@ class NatsPeerTransport final : public server::PeerTransport {
     // Sent as the NATS request it came as: the answer is relayed as it is.
     // Otherwise encoded here (payload_codec.h), and the answer decoded.
     bool relay = false;
+    // Asked of this member alone (Ask): never resubmitted.
+    bool ask = false;
   };
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
   Status SubscribeTo(const std::string& subject, Kind kind);

@@ -33,6 +33,7 @@
 #include <variant>
 #include <vector>
 
+#include "natcd/alarm.h"
 #include "natcd/auth.h"
 #include "natcd/clock.h"
 #include "natcd/status.h"
@@ -41,6 +42,7 @@
 
 namespace natcd {
 
+class AlarmStore;
 class AuthStore;
 class SqliteBackend;
 namespace raft {
@@ -105,7 +107,9 @@ class Engine final : public EventSource {
   // not be applied again.
   bool AlreadyApplied(uint64_t index) const { return index != 0 && index <= applied_index_; }
   // Applies one entry. index is the log index (0 outside Raft); it is stored
-  // with the next Commit so a restarted member knows where to resume.
+  // with the next Commit so a restarted member knows where to resume. With
+  // an alarm raised, what it refuses (core/alarm/capped_apply.h:
+  // ErrCorrupt, ErrNoSpace) changes nothing.
   Result<WriteResponse> Apply(const WriteRequest& request, uint64_t index = 0);
   // Applies one replicated auth change (a log entry, index as Apply's): in
   // the same batch as the writes, so it is durable with its applied index.
@@ -115,6 +119,12 @@ class Engine final : public EventSource {
   // The auth state as applied (member-local reads: permission checks,
   // UserGet, AuthStatus, ...).
   const AuthStore& auth() const;
+  // Applies one replicated alarm change (a log entry, index as Apply's), in
+  // the same batch as the writes. InvalidArgument (nothing changes) for an
+  // action or alarm AlarmStore refuses.
+  Status ApplyAlarm(const AlarmChange& change, uint64_t index = 0);
+  // The alarm set as applied (core/alarm/alarm_store.h).
+  const AlarmStore& alarms() const;
 
   // Makes every write applied since the last Commit durable (one fsync), then
   // delivers their events to the watch hub. Also removes a bounded number of

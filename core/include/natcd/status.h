@@ -39,6 +39,7 @@ class [[nodiscard]] Status {
     kTimeout = 15,
     kLogCompacted = 16,      // Raft: the entries asked for were compacted away
     kLeaseTTLTooLarge = 17,  // ErrLeaseTTLTooLarge (etcd: OutOfRange, not a request too large)
+    kNoSpace = 18,           // ErrNoSpace: the NOSPACE alarm or the backend quota
   };
 
   Status() = default;

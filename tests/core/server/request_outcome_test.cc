@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "alarm/alarm_errors.h"
+
 #include "core/server/codec_examples.h"
 #include "server/write_response_codec.h"
 
@@ -170,6 +172,24 @@ TEST(RequestOutcome, WritesTheNewFormToItsPinnedBytes) {
     Result<WriteResponse> r = DecodeOutcome(Unhex(kNewErrors[i].second), WriteKind::kTxn);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(Dump(r.status()), Dump(errors[i].second));
+  }
+}
+
+// DO NOT CHANGE: persisted. A write refused by a raised alarm at apply is
+// remembered like any outcome: its retry gets the same refusal.
+TEST(RequestOutcome, AlarmRefusalsHaveTheirPinnedBytes) {
+  const std::pair<Status, const char*> refusals[] = {
+      {alarm::ErrNoSpace(),
+       "4f1812220a4572724e6f53706163652a29657463647365727665723a206d7663633a2064617461626173652073"
+       "70616365206578636565646564"},
+      {alarm::ErrCorrupt(),
+       "4f180d220a457272436f72727570742a1b657463647365727665723a20636f727275707420636c7573746572"},
+  };
+  for (const auto& [status, hex] : refusals) {
+    EXPECT_EQ(Hex(EncodeOutcome(status)), hex);
+    Result<WriteResponse> r = DecodeOutcome(Unhex(hex), WriteKind::kPut);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(Dump(r.status()), Dump(status));
   }
 }
 

@@ -34,6 +34,12 @@ void SimPeerTransport::SendSnapshotAck(NodeId leader, const std::string& bytes) 
   network_->Send(std::move(p), *now_);
 }
 
+void SimPeerTransport::Ask(NodeId to, std::unique_ptr<server::Request> request) {
+  const uint64_t seq = forward_seq_ + 1;
+  Forward(to, std::move(request));
+  forwarded_[seq].ask = true;
+}
+
 void SimPeerTransport::Forward(NodeId leader, std::unique_ptr<server::Request> request) {
   forwards_++;
   const uint64_t seq = ++forward_seq_;
@@ -56,6 +62,12 @@ void SimPeerTransport::ReceiveForwardReply(Packet packet) {
   if (it == forwarded_.end()) return;  // answered (a duplicate) or timed out already
   Forwarded forward = std::move(it->second);
   forwarded_.erase(it);
+  if (!packet.answer.has_value() && forward.ask) {
+    server::ResponseContext context;
+    forward.request->responder->Respond(
+        Status::Unavailable("ErrUnavailable", "etcdserver: member did not answer"), context);
+    return;
+  }
   if (!packet.answer.has_value()) {
     // The leader this member knew is not there: the member holds the
     // request until another is known.

@@ -43,6 +43,9 @@ class SimPeerTransport final : public server::PeerTransport {
   void SendSnapshotChunk(NodeId to, const std::string& bytes) override;
   void SendSnapshotAck(NodeId leader, const std::string& bytes) override;
   void Forward(NodeId leader, std::unique_ptr<server::Request> request) override;
+  // As Forward, but "no responders" is answered ErrUnavailable, never
+  // resubmitted (as the NATS transport's Ask).
+  void Ask(NodeId to, std::unique_ptr<server::Request> request) override;
 
   // A kForwardReply packet for this incarnation arrived.
   void ReceiveForwardReply(Packet packet);
@@ -61,6 +64,7 @@ class SimPeerTransport final : public server::PeerTransport {
     std::unique_ptr<server::Request> request;
     NodeId leader = 0;
     int64_t deadline_ms = 0;
+    bool ask = false;
   };
 
   NodeId self_;

@@ -82,6 +82,7 @@ typedef enum {
   natcdStatus_SessionExpired,   ///< The session's lease is gone (etcd's ErrSessionExpired).
   natcdStatus_NotLeader,        ///< Election: this campaigner is not the leader.
   natcdStatus_NoLeader,         ///< Election: nobody leads.
+  natcdStatus_NoSpace,          ///< 507: ErrNoSpace (the NOSPACE alarm or the backend quota).
 } natcdStatus;
 
 /** A static text for a status ("OK", "Timeout"...). Never NULL. */
@@ -810,6 +811,51 @@ natcdStatus natcdMaint_MemberDefragment(natcdHeader* header, natcdClient* client
  * it leads already). header: NULL, or receives the answer's header.
  */
 natcdStatus natcdMaint_MoveLeader(natcdHeader* header, natcdClient* client, uint64_t target_id);
+
+/** etcd's AlarmType. */
+typedef enum {
+  natcdAlarm_None = 0,
+  natcdAlarm_NoSpace = 1,  ///< A member's database passed --quota-backend-bytes.
+  natcdAlarm_Corrupt = 2,  ///< A member's HashKV differs from the leader's.
+} natcdAlarmType;
+
+/** etcd's AlarmRequest.AlarmAction. */
+typedef enum {
+  natcdAlarmAction_Get = 0,         ///< List every raised alarm.
+  natcdAlarmAction_Activate = 1,    ///< Raise `alarm` for `member_id`.
+  natcdAlarmAction_Deactivate = 2,  ///< Clear it (etcdctl's `alarm disarm`).
+} natcdAlarmAction;
+
+/** One raised alarm: which member, what. */
+typedef struct natcdAlarmMember {
+  uint64_t member_id;
+  natcdAlarmType alarm;
+} natcdAlarmMember;
+
+/** AlarmResponse (etcd's). Owns everything it points to. */
+typedef struct natcdAlarmResponse {
+  natcdHeader header;
+  natcdAlarmMember* alarms;  ///< n_alarms alarms, by member ID then type.
+  size_t n_alarms;
+} natcdAlarmResponse;
+
+/**
+ * etcd's Maintenance.Alarm (P.maint.alarm, served by the leader): Get lists
+ * every raised alarm (member_id and alarm ignored); Activate and Deactivate
+ * raise or clear `alarm` for `member_id` through the Raft log and answer
+ * the alarm changed (none when deactivating one that is not raised).
+ * natcdStatus_BadRequest for an alarm other than NoSpace/Corrupt, or a
+ * member ID that is not in the cluster (ErrMemberNotFound; deactivating an
+ * alarm of a member removed since is allowed); nothing changes then.
+ */
+natcdStatus natcdMaint_Alarm(natcdAlarmResponse** resp, natcdClient* client,
+                             natcdAlarmAction action, uint64_t member_id, natcdAlarmType alarm);
+
+/** NULL: no-op. */
+void natcdAlarmResponse_Destroy(natcdAlarmResponse* resp);
+
+/** etcd's names: "NONE", "NOSPACE", "CORRUPT"; "UNKNOWN" for any other. */
+const char* natcdAlarmType_GetText(natcdAlarmType alarm);
 
 /** What a backup holds (natcdMaint_Snapshot, natcdMaint_SnapshotSave). */
 typedef struct natcdSnapshotInfo {
