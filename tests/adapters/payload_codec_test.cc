@@ -112,8 +112,8 @@ std::string P(const HashKVRequest& r) { return "HashKV{" + std::to_string(r.revi
 std::string P(const HashRequest&) { return "Hash{}"; }
 std::string P(const DefragmentRequest&) { return "Defragment{}"; }
 std::string P(const server::AlarmRequest& r) {
-  return "Alarm{" + std::to_string(static_cast<int>(r.action)) + "," +
-         std::to_string(r.member_id) + "," + std::to_string(static_cast<int>(r.alarm)) + "}";
+  return "Alarm{" + std::to_string(static_cast<int>(r.action)) + "," + std::to_string(r.member_id) +
+         "," + std::to_string(static_cast<int>(r.alarm)) + "}";
 }
 std::string P(const server::RequestPayload& p) {
   return std::visit([](const auto& r) { return P(r); }, p);
@@ -428,8 +428,16 @@ std::vector<Exchange> EveryResponse() {
       {LeaseTimeToLiveRequest{}, LeaseTimeToLiveResponse{{15}, 0x77, 29, 30, {"/k1", "/k2"}}},
       {LeaseTimeToLiveRequest{}, LeaseTimeToLiveResponse{{15}, 0x78, -1, 0, {}}},
       {server::LeaseLeasesRequest{}, LeaseLeasesResponse{{16}, {1, 2, 0x7fffffffffffffff}}},
-      {server::StatusRequest{}, server::StatusResponse{{17}, 4096, 2048, 0x11, 30, 29, 4, true,
-                                      {"memberID:17 alarm:NOSPACE ", "memberID:18 alarm:CORRUPT "}}},
+      {server::StatusRequest{},
+       server::StatusResponse{{17},
+                              4096,
+                              2048,
+                              0x11,
+                              30,
+                              29,
+                              4,
+                              true,
+                              {"memberID:17 alarm:NOSPACE ", "memberID:18 alarm:CORRUPT "}}},
       {server::MemberListRequest{}, server::MemberListResponse{{18}, members}},
       {server::MemberAddRequest{}, server::MemberAddResponse{{19}, members[1], members}},
       {server::MemberRemoveRequest{}, server::MembershipResponse{{20}, {members[0]}}},
@@ -439,7 +447,8 @@ std::vector<Exchange> EveryResponse() {
       {HashRequest{}, HashResponse{{24}, 0xfeedf00d}},
       {DefragmentRequest{}, DefragmentResponse{{25}}},
       {server::AlarmRequest{},
-       server::AlarmResponse{{26}, {{17, AlarmType::kNoSpace}, {0x8e9e05c52164694d, AlarmType::kCorrupt}}}},
+       server::AlarmResponse{
+           {26}, {{17, AlarmType::kNoSpace}, {0x8e9e05c52164694d, AlarmType::kCorrupt}}}},
   };
 }
 

@@ -90,6 +90,15 @@ class GrpcClusterTest : public ::testing::Test {
     }
     return "";
   }
+  // A member that is not the leader; empty while there is none.
+  std::string AFollower() {
+    const std::string leader = Leader();
+    if (leader.empty()) return "";
+    for (const std::string name : kNames) {
+      if (name != leader) return name;
+    }
+    return "";
+  }
 
   NatsServer server_;
   TempDir scratch_;
@@ -218,12 +227,8 @@ TEST_F(GrpcClusterTest, ALockWaitedForOnAFollowerPassesOnWhenUnlockedThroughTheL
 }
 
 TEST_F(GrpcClusterTest, AStreamRequiringALeaderEndsOnAMemberThatLostItsLeader) {
-  const std::string leader = Leader();
-  ASSERT_FALSE(leader.empty());
-  std::string follower;
-  for (const std::string name : kNames) {
-    if (name != leader) follower = name;
-  }
+  const std::string follower = AFollower();
+  ASSERT_FALSE(follower.empty());
   grpc::GenericStub stub(
       grpc::CreateChannel(endpoints_[follower], grpc::InsecureChannelCredentials()));
   Natcd__V1__WatchCreateRequest create;
@@ -267,12 +272,8 @@ TEST_F(GrpcClusterTest, AStreamRequiringALeaderEndsOnAMemberThatLostItsLeader) {
 // grpc.health.v1.Health/Watch: SERVING at once, NOT_SERVING when the
 // member loses its leader, on the same stream.
 TEST_F(GrpcClusterTest, AHealthWatchSaysNotServingWhenTheMemberLosesItsLeader) {
-  const std::string leader = Leader();
-  ASSERT_FALSE(leader.empty());
-  std::string follower;
-  for (const std::string name : kNames) {
-    if (name != leader) follower = name;
-  }
+  const std::string follower = AFollower();
+  ASSERT_FALSE(follower.empty());
   grpc::GenericStub stub(
       grpc::CreateChannel(endpoints_[follower], grpc::InsecureChannelCredentials()));
   auto status_of = [](const std::string& bytes) {

@@ -7,49 +7,21 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <optional>
 #include <string>
+#include <vector>
 
-#include "natcd/clock.h"
-#include "server/member.h"
-#include "server/member_identity.h"
-#include "testutil.h"
+#include "core/server/one_member_test.h"
 
 namespace natcd::server {
 namespace {
 
-using natcd::testing::TempDir;
-
-struct Answer {
-  std::optional<Result<Response>> result;
-};
-
-class Catch final : public Responder {
- public:
-  explicit Catch(std::shared_ptr<Answer> answer) : answer_(std::move(answer)) {}
-  void Respond(Result<Response> response, const ResponseContext&) override {
-    answer_->result = std::move(response);
-  }
-
- private:
-  std::shared_ptr<Answer> answer_;
-};
-
 constexpr int64_t kQuota = 1 << 20;  // 1 MiB
 
-class MemberAlarmTest : public ::testing::Test {
+class MemberAlarmTest : public OneMemberTest {
  protected:
-  void SetUp() override { Open(); }
-
-  MemberOptions Options() {
-    MemberOptions o;
-    o.name = "natcd-1";
-    o.member_id = MemberIdOf(o.name);
-    o.engine.db_path = dir_.File("natcd.db");
-    o.engine.sync = false;
-    o.engine.clock = &clock_;
-    o.engine.seed = 7;
-    o.quota_backend_bytes = kQuota;
+  MemberOptions Options() override {
+    MemberOptions o = OneMemberTest::Options();
+    o.quota_backend_bytes = quota_;
     // The Raft log shares the database: compacted often, so that what
     // compaction and defragmentation give back is the keys' history.
     o.snapshot_entries = 50;
@@ -57,24 +29,12 @@ class MemberAlarmTest : public ::testing::Test {
     return o;
   }
 
-  void Open() {
-    Result<std::unique_ptr<Member>> opened = Member::Open(Options());
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    member_ = std::move(opened).value();
-    for (int i = 0; i < 20 && !member_->is_leader(); i++) member_->RunOneTurn();
-    ASSERT_TRUE(member_->is_leader());
-  }
-
   Result<Response> Call(RequestPayload payload, std::string request_id = "") {
-    auto answer = std::make_shared<Answer>();
     auto request = std::make_unique<Request>();
     request->payload = std::move(payload);
     request->request_id = std::move(request_id);
-    request->received_ms = clock_.MonotonicMs();
-    request->responder = std::make_unique<Catch>(answer);
-    member_->Submit(std::move(request));
-    for (int i = 0; i < 10 && !answer->result; i++) member_->RunOneTurn();
-    if (!answer->result) return Status::Internal("no answer in 10 turns");
+    std::shared_ptr<Answer> answer = Submit(std::move(request));
+    if (TurnsUntilAnswered(*answer) == 0) return Status::Internal("no answer in 10 turns");
     return std::move(*answer->result);
   }
   std::string Error(const Result<Response>& r) { return r.ok() ? "OK" : r.status().ToString(); }
@@ -107,9 +67,7 @@ class MemberAlarmTest : public ::testing::Test {
 
   NodeId self() const { return member_->id(); }
 
-  TempDir dir_;
-  ManualClock clock_;
-  std::unique_ptr<Member> member_;
+  int64_t quota_ = kQuota;
 };
 
 TEST_F(MemberAlarmTest, PastTheQuotaNoSpaceIsRaisedAndOnlyGrowingRequestsAreRefused) {
@@ -232,12 +190,8 @@ TEST_F(MemberAlarmTest, AlarmsSurviveARestart) {
 
 TEST_F(MemberAlarmTest, NoQuotaNeverRaises) {
   member_.reset();
-  MemberOptions o = Options();
-  o.quota_backend_bytes = 0;
-  Result<std::unique_ptr<Member>> opened = Member::Open(o);
-  ASSERT_TRUE(opened.ok());
-  member_ = std::move(opened).value();
-  for (int i = 0; i < 20 && !member_->is_leader(); i++) member_->RunOneTurn();
+  quota_ = 0;
+  Open();
   const std::string value(4096, 'v');
   for (int i = 0; i < 400; i++)
     ASSERT_EQ(Error(Call(PutRequest{"k" + std::to_string(i), value})), "OK");
