@@ -72,6 +72,9 @@ Result<server::RequestPayload> DecodeRequest(Method method, const ProtobufCMessa
     case Method::kHashKV:
       endpoint = K::kHashKV;
       break;
+    case Method::kAlarm:
+      endpoint = K::kAlarm;
+      break;
     case Method::kHash:
       endpoint = K::kHash;
       break;

@@ -79,27 +79,6 @@ bool UnaryCall::OnMessage(std::string bytes) {
   };
   server::RequestPayload payload;
   switch (method_->method) {
-    case Method::kAlarm: {
-      // etcd's AlarmRequest; answered as etcd's AlarmResponse (natcd.v1's
-      // has its field numbers).
-      auto* in = reinterpret_cast<const Natcd__Grpc__AlarmRequest*>(message.get());
-      const int action = static_cast<int>(in->action);
-      const int alarm = static_cast<int>(in->alarm);
-      if (action < 0 || action > kAlarmActionMax) {
-        End(ToGrpcStatus(Status::InvalidArgument(
-            "ErrInvalidArgument", "etcdserver: unknown alarm action " + std::to_string(action))));
-        return false;
-      }
-      if (alarm < 0 || alarm > kAlarmTypeMax) {
-        End(ToGrpcStatus(Status::InvalidArgument(
-            "ErrInvalidArgument",
-            "etcdserver: unknown alarm type " + std::to_string(alarm) + " (NOSPACE or CORRUPT)")));
-        return false;
-      }
-      payload = server::AlarmRequest{static_cast<AlarmAction>(action), in->memberid,
-                                     static_cast<AlarmType>(alarm)};
-      break;
-    }
     case Method::kHealthCheck: {
       auto* in = reinterpret_cast<const Natcd__Grpc__HealthCheckRequest*>(message.get());
       if (in->service != nullptr && in->service[0] != '\0') {
