@@ -18,13 +18,16 @@ void LeaderMonitor::Add(const std::shared_ptr<StreamCall>& call) {
 
 void LeaderMonitor::Tick() {
   on_member_thread_.AssertHeld();
-  const int64_t now = clock_->MonotonicMs();
-  if (now < next_check_ms_) return;
-  next_check_ms_ = now + election_timeout_ms_;
+  // A leader seen at any tick restarts the count, not only at a check:
+  // otherwise checks made before a leader was first known (a member's
+  // start) would count towards ending a stream moments after a later loss.
   if (member_->leader() != 0) {
     checks_without_leader_ = 0;
     return;
   }
+  const int64_t now = clock_->MonotonicMs();
+  if (now < next_check_ms_) return;
+  next_check_ms_ = now + election_timeout_ms_;
   if (++checks_without_leader_ < kChecksWithoutLeader) return;
   std::vector<std::shared_ptr<StreamCall>> open;
   {
