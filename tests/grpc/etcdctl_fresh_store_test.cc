@@ -1,0 +1,45 @@
+// etcdctl's recipes as the very first writes of a fresh natcd. clientv3's
+// Mutex.Lock and Election.Campaign put their key, then wait for the keys
+// created up to "their revision - 1", where 0 means no bound: etcd's empty
+// store is at revision 1, so its first write gets revision 2 and waits for
+// nothing. A store whose first write got revision 1 had them wait for their
+// own key for ever.
+#include "grpc/etcdctl_fixture.h"
+
+namespace natcd::testing {
+namespace {
+
+// A nats-server and a natcd of its own for each test (the suite-wide ones
+// of EtcdctlTest have been written to by other tests).
+class FreshStoreTest : public EtcdctlTest {
+ public:
+  static void SetUpTestSuite() {}
+  static void TearDownTestSuite() {}
+  void SetUp() override { EtcdctlTest::SetUpTestSuite(); }
+  void TearDown() override {
+    EtcdctlTest::TearDown();
+    EtcdctlTest::TearDownTestSuite();
+  }
+};
+
+TEST_F(FreshStoreTest, LockAsTheFirstWriteIsAcquired) {
+  ASSERT_EQ(HeaderRevision(Run({"get", "/locks/", "--prefix", "-w", "json"}).out), 1);
+  auto holder = Start({"lock", "/locks/first"});
+  ASSERT_TRUE(holder->WaitFor("/locks/first/", std::chrono::seconds(5))) << holder->Output();
+  // Its key is the store's first write, at revision 2 as in etcd.
+  CommandResult r = Run({"get", "/locks/first/", "--prefix", "-w", "json"});
+  EXPECT_NE(r.out.find("\"create_revision\":2,"), std::string::npos) << r.out;
+  holder->Stop();
+}
+
+TEST_F(FreshStoreTest, CampaignAsTheFirstWriteIsElected) {
+  ASSERT_EQ(HeaderRevision(Run({"get", "/elections/", "--prefix", "-w", "json"}).out), 1);
+  auto candidate = Start({"elect", "/elections/first", "alice"});
+  ASSERT_TRUE(candidate->WaitFor("alice", std::chrono::seconds(5))) << candidate->Output();
+  CommandResult r = Run({"get", "/elections/first/", "--prefix", "-w", "json"});
+  EXPECT_NE(r.out.find("\"create_revision\":2,"), std::string::npos) << r.out;
+  candidate->Stop();
+}
+
+}  // namespace
+}  // namespace natcd::testing
