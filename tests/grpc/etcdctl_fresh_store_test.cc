@@ -1,9 +1,11 @@
 // etcdctl's recipes as the very first writes of a fresh natcd. clientv3's
-// Mutex.Lock and Election.Campaign put their key, then wait for the keys
-// created up to "their revision - 1", where 0 means no bound: etcd's empty
-// store is at revision 1, so its first write gets revision 2 and waits for
-// nothing. A store whose first write got revision 1 had them wait for their
-// own key for ever.
+// Election.Campaign puts its key, then always waits for the keys created up
+// to "its revision - 1", where 0 means no bound: etcd's empty store is at
+// revision 1, so its first write gets revision 2 and waits for nothing; a
+// store whose first write got revision 1 had it wait for its own key for
+// ever. (etcdctl 3.4's Mutex.Lock returns at once when its own key is the
+// oldest of the prefix, so it did not hang; its key's create revision, 1
+// then, is what etcd would not give.)
 #include "grpc/etcdctl_fixture.h"
 
 namespace natcd::testing {
