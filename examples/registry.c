@@ -9,7 +9,7 @@
 //   NATS_URL=nats://127.0.0.1:4222 example-registry consume web
 //
 // OUTPUT (consumer; then kill -9 the provider of "a"):
-//   listed at revision 2: 2 instance(s)
+//   listed at revision 3: 2 instance(s)
 //   + a 10.0.0.1:80
 //   + b 10.0.0.2:80
 //   table: a=10.0.0.1:80 b=10.0.0.2:80

@@ -486,7 +486,7 @@ TEST_F(SlowHeartbeatClusterTest, TheFirstLeaderPublishesTheFirstWriteAtOnce) {
   const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now() - start)
                           .count();
-  EXPECT_EQ(event->Header("Natcd-Revision"), "1");
+  EXPECT_EQ(event->Header("Natcd-Revision"), "2");
   EXPECT_LT(waited, 500) << "the first leader held its first event back";
 }
 

@@ -179,7 +179,7 @@ TEST_F(ConfigTest, EmbeddedDefaultStartsAndStopsItsNatsServer) {
   {
     WireClient client(url);
     ASSERT_TRUE(client.connected());
-    EXPECT_EQ(client.Put("/embedded", "works"), 1);
+    EXPECT_EQ(client.Put("/embedded", "works"), 2);
   }
   kill(pid, SIGTERM);
   int status = 0;

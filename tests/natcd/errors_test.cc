@@ -11,8 +11,8 @@ class ErrorsTest : public NatcdTest {
  protected:
   void SetUp() override {
     NatcdTest::SetUp();
-    ASSERT_EQ(client_->Put("/e/a", "1"), 1);
-    ASSERT_EQ(client_->Put("/e/b", "2"), 2);
+    ASSERT_EQ(client_->Put("/e/a", "1"), 2);
+    ASSERT_EQ(client_->Put("/e/b", "2"), 3);
   }
 
   // The reply is the error `code` with `name` in its text; afterwards the
@@ -26,7 +26,7 @@ class ErrorsTest : public NatcdTest {
     EXPECT_TRUE(reply.body.empty()) << "an error reply has an empty body";
     auto range = client_->Range("/e/", "/e0");
     ASSERT_TRUE(range);
-    EXPECT_EQ(range->header->revision, 2) << "a rejected request changed the store";
+    EXPECT_EQ(range->header->revision, 3) << "a rejected request changed the store";
     EXPECT_EQ(range->n_kvs, 2u);
   }
 
@@ -77,7 +77,7 @@ TEST_F(ErrorsTest, GarbageAndTruncatedProtobuf) {
   }
   ExpectRejected(Proto("kv.txn", level), 400, "ErrInvalidArgument", "txn nested 200 deep");
   // The server is still serving.
-  EXPECT_EQ(client_->Put("/e/c", "3"), 3);
+  EXPECT_EQ(client_->Put("/e/c", "3"), 4);
 }
 
 TEST_F(ErrorsTest, MalformedJsonAndWrongTypes) {
@@ -172,7 +172,7 @@ TEST_F(ErrorsTest, InvalidArguments) {
   ExpectRejected(client_->Call("kv.txn", &txn.base), 400, "ErrTooManyOps", "129 ops");
   txn.n_success = 128;
   EXPECT_TRUE(client_->Call("kv.txn", &txn.base).ok()) << "128 ops are allowed";
-  EXPECT_EQ(Revision(client_.get()), 3);
+  EXPECT_EQ(Revision(client_.get()), 4);
   client_->Delete("/e/many/", "/e/many0");  // back to two keys under /e/
   auto now = client_->Range("/e/", "/e0");
   ASSERT_EQ(now->n_kvs, 2u);
@@ -229,21 +229,21 @@ TEST_F(ErrorsTest, LeaseNotFoundAndExists) {
 }
 
 TEST_F(ErrorsTest, CompactedRevision) {
-  client_->Put("/e/a", "3");  // rev 3
-  client_->Put("/e/a", "4");  // rev 4
+  client_->Put("/e/a", "3");  // rev 4
+  client_->Put("/e/a", "4");  // rev 5
   Natcd__V1__CompactionRequest compact;
   natcd__v1__compaction_request__init(&compact);
-  compact.revision = 4;
+  compact.revision = 5;
   ASSERT_TRUE(client_->Call("kv.compact", &compact.base).ok());
   Natcd__V1__RangeRequest range;
   natcd__v1__range_request__init(&range);
   range.key = Bytes("/e/a");
-  range.revision = 2;
+  range.revision = 3;
   WireReply gone = client_->Call("kv.range", &range.base);
   EXPECT_EQ(gone.code, 410);
   EXPECT_NE(gone.error.find("ErrCompacted"), std::string::npos) << gone.error;
-  EXPECT_NE(gone.error.find("compact revision is 4"), std::string::npos) << gone.error;
-  EXPECT_EQ(gone.compact_revision, 4);  // machine-readable too
+  EXPECT_NE(gone.error.find("compact revision is 5"), std::string::npos) << gone.error;
+  EXPECT_EQ(gone.compact_revision, 5);  // machine-readable too
   EXPECT_TRUE(gone.body.empty());
   JsonReply gone_json =
       CallJson(client_.get(), "kv.range", "{\"key\":\"L2UvYQ==\",\"revision\":1}");
@@ -253,7 +253,7 @@ TEST_F(ErrorsTest, CompactedRevision) {
   auto now = client_->Range("/e/a");
   ASSERT_EQ(now->n_kvs, 1u);
   EXPECT_EQ(Str(now->kvs[0]->value), "4");
-  EXPECT_EQ(now->header->revision, 4);
+  EXPECT_EQ(now->header->revision, 5);
 }
 
 // A dedicated natcd with a small --max-request-bytes.
@@ -265,7 +265,7 @@ class TooLargeTest : public NatcdTest {
 };
 
 TEST_F(TooLargeTest, BodyOverLimitIs413) {
-  ASSERT_EQ(client_->Put("/big", "small"), 1);
+  ASSERT_EQ(client_->Put("/big", "small"), 2);
   std::string value(2000, 'v');
   WireReply big = PutReply(client_.get(), "/big", value);
   EXPECT_EQ(big.code, 413);
@@ -281,7 +281,7 @@ TEST_F(TooLargeTest, BodyOverLimitIs413) {
   auto now = client_->Range("/big");
   ASSERT_EQ(now->n_kvs, 1u);
   EXPECT_EQ(Str(now->kvs[0]->value), "small");
-  EXPECT_EQ(client_->Put("/big", std::string(900, 'w')), 2);
+  EXPECT_EQ(client_->Put("/big", std::string(900, 'w')), 3);
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ TEST_F(EventsTest, PutAndDeleteHeaders) {
   Sub events(client_->nc(), "natcd.ev.>");
   int64_t lease = client_->Grant(60);
   ASSERT_NE(lease, 0);
-  ASSERT_EQ(client_->Put("/svc/10.0.0.1:80", "addr", lease), 1);
-  ASSERT_EQ(client_->Put("/svc/10.0.0.1:80", "addr2"), 2);
+  ASSERT_EQ(client_->Put("/svc/10.0.0.1:80", "addr", lease), 2);
+  ASSERT_EQ(client_->Put("/svc/10.0.0.1:80", "addr2"), 3);
   ASSERT_EQ(client_->Delete("/svc/10.0.0.1:80"), 1);
 
   auto got = events.Take(3);
@@ -26,23 +26,23 @@ TEST_F(EventsTest, PutAndDeleteHeaders) {
   const Received& put = got[0];
   EXPECT_EQ(put.data, "addr");
   EXPECT_EQ(put.Header("Natcd-Op"), "PUT");
-  EXPECT_EQ(put.Header("Natcd-Revision"), "1");
-  EXPECT_EQ(put.Header("Natcd-Create-Revision"), "1");
+  EXPECT_EQ(put.Header("Natcd-Revision"), "2");
+  EXPECT_EQ(put.Header("Natcd-Create-Revision"), "2");
   EXPECT_EQ(put.Header("Natcd-Version"), "1");
   EXPECT_EQ(put.Header("Natcd-Lease"), LeaseHex(lease));
   EXPECT_EQ(put.Header("Natcd-Key"), "/svc/10.0.0.1:80");
 
   const Received& again = got[1];
   EXPECT_EQ(again.data, "addr2");
-  EXPECT_EQ(again.Header("Natcd-Revision"), "2");
-  EXPECT_EQ(again.Header("Natcd-Create-Revision"), "1");
+  EXPECT_EQ(again.Header("Natcd-Revision"), "3");
+  EXPECT_EQ(again.Header("Natcd-Create-Revision"), "2");
   EXPECT_EQ(again.Header("Natcd-Version"), "2");
   EXPECT_FALSE(again.HasHeader("Natcd-Lease")) << "no lease: no header";
 
   const Received& del = got[2];
   EXPECT_EQ(del.Header("Natcd-Op"), "DEL");
   EXPECT_EQ(del.data, "");
-  EXPECT_EQ(del.Header("Natcd-Revision"), "3");
+  EXPECT_EQ(del.Header("Natcd-Revision"), "4");
   EXPECT_EQ(del.Header("Natcd-Version"), "0");
   EXPECT_EQ(del.Header("Natcd-Key"), "/svc/10.0.0.1:80");
   EXPECT_TRUE(events.Drain(150).empty()) << "an event was published twice";
@@ -100,11 +100,11 @@ TEST_F(EventsTest, RevisionOrderUnderConcurrentWriters) {
   auto got = events.Take(kWriters * kEach + 2, 10000);
   ASSERT_EQ(got.size(), static_cast<size_t>(kWriters * kEach + 2));
   for (size_t i = 0; i < kWriters * kEach; ++i) {
-    ASSERT_EQ(got[i].Header("Natcd-Revision"), std::to_string(i + 1)) << "at " << i;
+    ASSERT_EQ(got[i].Header("Natcd-Revision"), std::to_string(i + 2)) << "at " << i;
   }
-  EXPECT_EQ(got[kWriters * kEach].Header("Natcd-Revision"), std::to_string(kWriters * kEach + 1));
+  EXPECT_EQ(got[kWriters * kEach].Header("Natcd-Revision"), std::to_string(kWriters * kEach + 2));
   EXPECT_EQ(got[kWriters * kEach + 1].Header("Natcd-Revision"),
-            std::to_string(kWriters * kEach + 1));
+            std::to_string(kWriters * kEach + 2));
   EXPECT_EQ(got[kWriters * kEach].Header("Natcd-Key"), "/ord/x");
   EXPECT_EQ(got[kWriters * kEach + 1].Header("Natcd-Key"), "/ord/y");
 }
@@ -113,9 +113,9 @@ TEST_F(EventsTest, LeaseExpiryDeletesKeysAndPublishesDel) {
   Sub events(client_->nc(), "natcd.ev.>");
   int64_t lease = client_->Grant(1);  // --lease-ttl-min 1 in the fixture
   ASSERT_NE(lease, 0);
-  ASSERT_EQ(client_->Put("/exp/a", "1", lease), 1);
-  ASSERT_EQ(client_->Put("/exp/b", "2", lease), 2);
-  ASSERT_EQ(client_->Put("/exp/keep", "3"), 3);
+  ASSERT_EQ(client_->Put("/exp/a", "1", lease), 2);
+  ASSERT_EQ(client_->Put("/exp/b", "2", lease), 3);
+  ASSERT_EQ(client_->Put("/exp/keep", "3"), 4);
   auto puts = events.Take(3);
   ASSERT_EQ(puts.size(), 3u);
   auto start = Clock::now();
@@ -125,7 +125,7 @@ TEST_F(EventsTest, LeaseExpiryDeletesKeysAndPublishesDel) {
   std::set<std::string> keys;
   for (const Received& d : dels) {
     EXPECT_EQ(d.Header("Natcd-Op"), "DEL");
-    EXPECT_EQ(d.Header("Natcd-Revision"), "4") << "one revision for the whole expiry";
+    EXPECT_EQ(d.Header("Natcd-Revision"), "5") << "one revision for the whole expiry";
     keys.insert(d.Header("Natcd-Key"));
   }
   EXPECT_EQ(keys, (std::set<std::string>{"/exp/a", "/exp/b"}));

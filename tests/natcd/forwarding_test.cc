@@ -288,18 +288,18 @@ TEST_F(ForwardingTest, TheLeadersErrorKeepsItsCodeNameAndMessage) {
     AskOk<PutResponse>(follower, PutRequest{"/c", std::to_string(i), 0, false, false, false});
   }
   const CompactionResponse compacted =
-      AskOk<CompactionResponse>(follower, CompactionRequest{3, false});
-  EXPECT_EQ(compacted.header.revision, 3);
+      AskOk<CompactionResponse>(follower, CompactionRequest{4, false});
+  EXPECT_EQ(compacted.header.revision, 4);
   TxnRequest old_read;
-  RangeRequest at_two;
-  at_two.key = "/c";
-  at_two.revision = 2;
-  old_read.success.push_back(RequestOp{at_two});
+  RangeRequest at_three;
+  at_three.key = "/c";
+  at_three.revision = 3;
+  old_read.success.push_back(RequestOp{at_three});
   r = Ask(follower, old_read);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kCompacted) << r.status().ToString();
-  EXPECT_EQ(r.status().compact_revision(), 3);
-  EXPECT_EQ(r.status().ToString(), Status::Compacted(2, 3).ToString());
+  EXPECT_EQ(r.status().compact_revision(), 4);
+  EXPECT_EQ(r.status().ToString(), Status::Compacted(3, 4).ToString());
 }
 
 TEST_F(ForwardingTest, ARequestWhoseLeaderIsGoneWaitsForTheNext) {

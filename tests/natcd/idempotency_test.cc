@@ -39,19 +39,19 @@ TEST_F(IdempotencyTest, PutTxnGrantAppliedOnce) {
   WireReply second = Send(client_.get(), "kv.put", &put.base, "put-1");
   ASSERT_TRUE(second.ok()) << second.error;
   EXPECT_EQ(first.body, second.body) << "a retry must get the original response bytes";
-  EXPECT_EQ(Revision(client_.get()), 1) << "the retry was applied again";
+  EXPECT_EQ(Revision(client_.get()), 2) << "the retry was applied again";
   // A different id is a different write.
   ASSERT_TRUE(Send(client_.get(), "kv.put", &put.base, "put-2").ok());
-  EXPECT_EQ(Revision(client_.get()), 2);
+  EXPECT_EQ(Revision(client_.get()), 3);
   // The retry in JSON gets the same response as JSON.
   JsonReply as_json = CallJson(
       client_.get(), "kv.put",
       "{\"key\":\"" + B64("/idem/a") + "\",\"value\":\"" + B64("1") + "\",\"prevKv\":true}",
       {{"Natcd-Request-Id", "put-1"}});
   ASSERT_TRUE(as_json.reply.ok());
-  EXPECT_EQ(as_json.json["header"]["revision"].text, "1");
+  EXPECT_EQ(as_json.json["header"]["revision"].text, "2");
   EXPECT_FALSE(as_json.json.has("prevKv")) << "the first put had no previous value";
-  EXPECT_EQ(Revision(client_.get()), 2);
+  EXPECT_EQ(Revision(client_.get()), 3);
 
   // A txn.
   Natcd__V1__PutRequest txn_put;
@@ -74,7 +74,7 @@ TEST_F(IdempotencyTest, PutTxnGrantAppliedOnce) {
   auto counter = client_->Range("/idem/counter");
   ASSERT_EQ(counter->n_kvs, 1u);
   EXPECT_EQ(counter->kvs[0]->version, 1) << "the txn was applied twice";
-  EXPECT_EQ(Revision(client_.get()), 3);
+  EXPECT_EQ(Revision(client_.get()), 4);
 
   // A lease grant with a server-chosen ID: one lease, the same ID twice.
   Natcd__V1__LeaseGrantRequest grant;
@@ -105,10 +105,10 @@ TEST_F(IdempotencyTest, FailedRequestRepeatsItsError) {
   EXPECT_EQ(second.code, first.code);
   EXPECT_EQ(second.error, first.error);
   EXPECT_TRUE(second.body.empty());
-  EXPECT_EQ(Revision(client_.get()), 0);
+  EXPECT_EQ(Revision(client_.get()), 1);
   // A fresh id applies.
   EXPECT_TRUE(PutReply(client_.get(), "/idem/l", "v", 0x51, false, false, "fail-2").ok());
-  EXPECT_EQ(Revision(client_.get()), 1);
+  EXPECT_EQ(Revision(client_.get()), 2);
 
   // A request refused before it reached the engine (it does not decode) is
   // not remembered: a corrected retry with the same id is applied.
@@ -116,7 +116,7 @@ TEST_F(IdempotencyTest, FailedRequestRepeatsItsError) {
       client_->Raw(client_->Subject("kv.put"), "\xff\xff\xff", {{"Natcd-Request-Id", "fail-3"}});
   EXPECT_EQ(bad.code, 400);
   EXPECT_TRUE(PutReply(client_.get(), "/idem/m", "v", 0, false, false, "fail-3").ok());
-  EXPECT_EQ(Revision(client_.get()), 2);
+  EXPECT_EQ(Revision(client_.get()), 3);
 }
 
 TEST_F(IdempotencyTest, RetryAfterRestartGetsTheOriginalResponse) {
@@ -149,7 +149,7 @@ TEST_F(IdempotencyTest, RetryAfterRestartGetsTheOriginalResponse) {
       PutReply(client_.get(), "/idem/r", "x", 0x99, false, false, "restart-fail");
   EXPECT_EQ(fail_again.code, 404);
   EXPECT_EQ(fail_again.error, fail.error);
-  EXPECT_EQ(Revision(client_.get()), 1);
+  EXPECT_EQ(Revision(client_.get()), 2);
   Natcd__V1__LeaseLeasesRequest list;
   natcd__v1__lease_leases_request__init(&list);
   auto leases = CallOk<Natcd__V1__LeaseLeasesResponse>(

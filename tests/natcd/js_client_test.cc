@@ -53,7 +53,7 @@ TEST_F(JsClientTest, NatsJsRenewsLeaseAndFollowsEvents) {
   }
   ASSERT_NE(line, nullptr) << "the script never subscribed:\n" << transcript;
 
-  ASSERT_EQ(client_->Put("/js/svc/10.0.0.1:80", "up", lease), 1);
+  ASSERT_EQ(client_->Put("/js/svc/10.0.0.1:80", "up", lease), 2);
   ASSERT_EQ(client_->Delete("/js/svc/10.0.0.1:80"), 1);
 
   std::vector<Json> events;
@@ -84,12 +84,12 @@ TEST_F(JsClientTest, NatsJsRenewsLeaseAndFollowsEvents) {
   ASSERT_EQ(events.size(), 2u) << transcript;
   EXPECT_EQ(events[0]["subject"].text, "natcd.ev.js.svc.10%2E0%2E0%2E1:80");
   EXPECT_EQ(events[0]["op"].text, "PUT");
-  EXPECT_EQ(events[0]["revision"].text, "1");
+  EXPECT_EQ(events[0]["revision"].text, "2");
   EXPECT_EQ(events[0]["key"].text, "/js/svc/10.0.0.1:80");
   EXPECT_EQ(events[0]["value"].text, "up");
   EXPECT_EQ(events[1]["subject"].text, "natcd.ev.js.svc.10%2E0%2E0%2E1:80");
   EXPECT_EQ(events[1]["op"].text, "DEL");
-  EXPECT_EQ(events[1]["revision"].text, "2");
+  EXPECT_EQ(events[1]["revision"].text, "3");
 }
 
 }  // namespace

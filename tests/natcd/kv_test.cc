@@ -9,20 +9,20 @@ namespace {
 using KvWireTest = NatcdTest;
 
 TEST_F(KvWireTest, PutRangeDelete) {
-  EXPECT_EQ(client_->Put("/a", "1"), 1);
-  EXPECT_EQ(client_->Put("/b", "2"), 2);
-  EXPECT_EQ(client_->Put("/a", "3"), 3);
+  EXPECT_EQ(client_->Put("/a", "1"), 2);
+  EXPECT_EQ(client_->Put("/b", "2"), 3);
+  EXPECT_EQ(client_->Put("/a", "3"), 4);
   auto range = client_->Range("/", "0");  // every key under "/"
   ASSERT_TRUE(range);
   ASSERT_EQ(range->n_kvs, 2u);
   EXPECT_EQ(range->count, 2);
-  EXPECT_EQ(range->header->revision, 3);
+  EXPECT_EQ(range->header->revision, 4);
   EXPECT_EQ(
       std::string(reinterpret_cast<char*>(range->kvs[0]->value.data), range->kvs[0]->value.len),
       "3");
   EXPECT_EQ(range->kvs[0]->version, 2);
-  EXPECT_EQ(range->kvs[0]->create_revision, 1);
-  auto old = client_->Range("/a", "", 1);
+  EXPECT_EQ(range->kvs[0]->create_revision, 2);
+  auto old = client_->Range("/a", "", 2);
   ASSERT_EQ(old->n_kvs, 1u);
   EXPECT_EQ(old->kvs[0]->version, 1);
   EXPECT_EQ(client_->Delete("/a"), 1);
@@ -40,9 +40,9 @@ class KvWireNoValueCacheTest : public NatcdTest {
 };
 
 TEST_F(KvWireNoValueCacheTest, ValuesComeFromDisk) {
-  EXPECT_EQ(client_->Put("/a", "1"), 1);
-  EXPECT_EQ(client_->Put("/b", std::string(5000, 'b')), 2);
-  EXPECT_EQ(client_->Put("/a", "3"), 3);
+  EXPECT_EQ(client_->Put("/a", "1"), 2);
+  EXPECT_EQ(client_->Put("/b", std::string(5000, 'b')), 3);
+  EXPECT_EQ(client_->Put("/a", "3"), 4);
   for (int pass = 0; pass < 2; ++pass) {
     SCOPED_TRACE(pass == 0 ? "before restart" : "after restart");
     auto range = client_->Range("/", "0");
@@ -50,7 +50,7 @@ TEST_F(KvWireNoValueCacheTest, ValuesComeFromDisk) {
     ASSERT_EQ(range->n_kvs, 2u);
     EXPECT_EQ(Str(range->kvs[0]->value), "3");
     EXPECT_EQ(Str(range->kvs[1]->value), std::string(5000, 'b'));
-    EXPECT_EQ(Str(client_->Range("/a", "", 1)->kvs[0]->value), "1");
+    EXPECT_EQ(Str(client_->Range("/a", "", 2)->kvs[0]->value), "1");
     if (pass == 0) {
       natcd_->Stop();
       ASSERT_TRUE(natcd_->Start());

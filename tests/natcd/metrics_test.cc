@@ -138,7 +138,7 @@ TEST_F(MetricsTest, TheMemberRecordsWhatItDoes) {
   EXPECT_EQ(p.Find("etcd_mvcc_put_total"), 6);
   EXPECT_EQ(p.Find("etcd_debugging_lease_granted_total"), 1);
   EXPECT_GE(p.Find("etcd_mvcc_range_total").value_or(0), 1);
-  EXPECT_EQ(p.Find("etcd_debugging_mvcc_current_revision"), 6);
+  EXPECT_EQ(p.Find("etcd_debugging_mvcc_current_revision"), 7);
   const double applied = p.Find("etcd_server_proposals_applied_total").value_or(0);
   EXPECT_GE(applied, 7) << "every write is an entry";
   EXPECT_GE(p.Find("etcd_server_proposals_committed_total").value_or(0), applied);

@@ -34,12 +34,12 @@ int64_t PutEventually(WireClient* client, const std::string& key, const std::str
 
 TEST_F(ResilienceTest, NatsServerRestartUnderRunningNatcd) {
   int64_t lease = client_->Grant(30);
-  ASSERT_EQ(client_->Put("/nr/a", "1", lease), 1);
-  ASSERT_EQ(client_->Put("/nr/b", "2"), 2);
+  ASSERT_EQ(client_->Put("/nr/a", "1", lease), 2);
+  ASSERT_EQ(client_->Put("/nr/b", "2"), 3);
 
   ASSERT_TRUE(server_.Restart());
   // natcd and the client both reconnect; natcd re-subscribes.
-  EXPECT_EQ(PutEventually(client_.get(), "/nr/c", "3"), 3) << "natcd did not serve again";
+  EXPECT_EQ(PutEventually(client_.get(), "/nr/c", "3"), 4) << "natcd did not serve again";
   auto all = client_->Range("/nr/", "/nr0");
   ASSERT_TRUE(all);
   ASSERT_EQ(all->n_kvs, 3u);
@@ -54,28 +54,28 @@ TEST_F(ResilienceTest, NatsServerRestartUnderRunningNatcd) {
   Sub events(client_->nc(), "natcd.ev.nr.>");
   WatchClient watch(client_.get(), On("/nr/", "/nr0"));
   ASSERT_TRUE(watch.ok()) << watch.create_reply.error;
-  EXPECT_EQ(client_->Put("/nr/d", "4"), 4);
+  EXPECT_EQ(client_->Put("/nr/d", "4"), 5);
   auto got = watch.Events(1);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].revision, 4);
+  EXPECT_EQ(got[0].revision, 5);
   // The stream is best-effort and published after the reply: the event of
-  // revision 3 may still be on its way. Revision 4 comes, after any earlier.
+  // revision 4 may still be on its way. Revision 5 comes, after any earlier.
   int64_t last = 0;
-  while (last < 4) {
+  while (last < 5) {
     auto ev = events.Next();
-    ASSERT_TRUE(ev) << "no event for revision 4";
+    ASSERT_TRUE(ev) << "no event for revision 5";
     int64_t revision = std::stoll(ev->Header("Natcd-Revision"));
     EXPECT_GT(revision, last);
     last = revision;
   }
-  EXPECT_EQ(last, 4);
+  EXPECT_EQ(last, 5);
 }
 
 TEST_F(ResilienceTest, NoLeaseExpiresWhileNatcdIsCutOffFromNats) {
   // Its holder could not renew it either: an outage longer than the TTL
   // must not kill the lease (docs/PROTOCOL.md, "Connection loss").
   int64_t lease = client_->Grant(2);
-  ASSERT_EQ(client_->Put("/cut/a", "1", lease), 1);
+  ASSERT_EQ(client_->Put("/cut/a", "1", lease), 2);
   server_.Stop();
   std::this_thread::sleep_for(milliseconds(3000));
   ASSERT_TRUE(server_.Start());
@@ -133,7 +133,8 @@ TEST_F(ResilienceTest, Kill9KeepsEveryAcknowledgedWrite) {
   EXPECT_EQ(lost, 0u) << "acknowledged writes lost by kill -9 (of " << acked.size() << ")";
   // Whatever is stored beyond the acknowledged writes was in flight.
   EXPECT_LE(stored.size(), acked.size() + kThreads);
-  EXPECT_EQ(all->header->revision, static_cast<int64_t>(stored.size()));
+  // One revision per stored write, after the empty store's (1).
+  EXPECT_EQ(all->header->revision, 1 + static_cast<int64_t>(stored.size()));
   // And it serves writes again.
   EXPECT_EQ(client_->Put("/k9/after", "x"), all->header->revision + 1);
 }
@@ -152,7 +153,7 @@ TEST_F(ResilienceTest, SigtermExitsZeroAndCancelsWatches) {
   ASSERT_TRUE(last) << "no cancel message at shutdown";
   EXPECT_TRUE(last->canceled);
   EXPECT_STREQ(last->cancel_reason, "server shutting down");
-  EXPECT_EQ(last->header->revision, 2) << "the resume point";
+  EXPECT_EQ(last->header->revision, 3) << "the resume point";
   // Nobody serves now; after a start everything is there.
   EXPECT_FALSE(client_->Raw(client_->Subject("kv.range"), "", {}, 300).ok());
   ASSERT_TRUE(natcd_->Start());
@@ -167,7 +168,7 @@ TEST_F(ResilienceTest, SigtermExitsZeroAndCancelsWatches) {
   ASSERT_TRUE(resumed.ok());
   auto missed = resumed.Events(2);
   ASSERT_EQ(missed.size(), 2u);
-  EXPECT_EQ(missed[0].revision, 3);
+  EXPECT_EQ(missed[0].revision, 4);
   EXPECT_EQ(missed[1].value, "4");
   EXPECT_FALSE(resumed.inbox().Next(200));
 }
@@ -194,7 +195,7 @@ TEST_F(ShutdownFullWindowTest, StalledWatchStillGetsTheShutdownCancel) {
   ASSERT_TRUE(last) << "a watch with a full window got no shutdown cancel";
   EXPECT_TRUE(last->canceled);
   EXPECT_STREQ(last->cancel_reason, "server shutting down");
-  EXPECT_EQ(last->header->revision, 1) << "revision 2 was never delivered";
+  EXPECT_EQ(last->header->revision, 2) << "revision 3 was never delivered";
 }
 
 }  // namespace
@@ -208,7 +209,7 @@ using ShutdownWithoutNatsTest = NatcdTest;
 // A natcd cut off from NATS still shuts down promptly on SIGTERM (nothing
 // can drain; it must not wait on every subscription in turn).
 TEST_F(ShutdownWithoutNatsTest, SigtermWhileDisconnectedExitsPromptly) {
-  ASSERT_EQ(client_->Put("/sd", "1"), 1);
+  ASSERT_EQ(client_->Put("/sd", "1"), 2);
   server_.Stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   auto start = std::chrono::steady_clock::now();

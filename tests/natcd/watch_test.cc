@@ -17,19 +17,19 @@ using WatchTest = NatcdTest;
 TEST_F(WatchTest, StreamSeqAndEventsInOrder) {
   WatchClient watch(client_.get(), On("/ws/", "/ws0"));
   ASSERT_TRUE(watch.ok()) << watch.create_reply.error;
-  EXPECT_EQ(watch.created->header->revision, 0);
+  EXPECT_EQ(watch.created->header->revision, 1);
   for (int i = 1; i <= 5; ++i) client_->Put("/ws/" + std::to_string(i), "v" + std::to_string(i));
   client_->Put("/elsewhere", "x");  // not watched
   client_->Delete("/ws/1");
   auto events = watch.Events(6);
   ASSERT_EQ(events.size(), 6u);
   for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(events[i].revision, i + 1);
+    EXPECT_EQ(events[i].revision, i + 2);
     EXPECT_EQ(events[i].key, "/ws/" + std::to_string(i + 1));
     EXPECT_EQ(events[i].value, "v" + std::to_string(i + 1));
     EXPECT_TRUE(events[i].put);
   }
-  EXPECT_EQ(events[5].revision, 7);
+  EXPECT_EQ(events[5].revision, 8);
   EXPECT_FALSE(events[5].put);
   EXPECT_EQ(events[5].key, "/ws/1");
   EXPECT_GE(watch.last_seq, 1u);
@@ -49,7 +49,7 @@ TEST_F(WatchTest, TxnRevisionComesInOneMessage) {
   WatchMsg m = watch.Next();
   ASSERT_TRUE(m);
   ASSERT_EQ(m->n_events, 5u);
-  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(m->events[i]->kv->mod_revision, 1);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(m->events[i]->kv->mod_revision, 2);
   EXPECT_FALSE(m->fragment);
 }
 
@@ -67,7 +67,7 @@ TEST_F(WatchTest, HistoryReplayRacingLiveWritesIsExactlyOnceInOrder) {
     }
     for (auto& w : writers) w.join();
   }
-  ASSERT_EQ(Revision(client_.get()), kBefore);
+  ASSERT_EQ(Revision(client_.get()), kBefore + 1);
   std::atomic<bool> go{false};
   std::thread live([&] {
     WireClient c(server_.url());
@@ -83,7 +83,7 @@ TEST_F(WatchTest, HistoryReplayRacingLiveWritesIsExactlyOnceInOrder) {
   live.join();
   ASSERT_EQ(events.size(), static_cast<size_t>(kBefore + kDuring));
   for (size_t i = 0; i < events.size(); ++i) {
-    ASSERT_EQ(events[i].revision, static_cast<int64_t>(i + 1)) << "at event " << i;
+    ASSERT_EQ(events[i].revision, static_cast<int64_t>(i + 2)) << "at event " << i;
   }
   EXPECT_FALSE(watch.inbox().Next(200)) << "an event was delivered twice";
 }
@@ -110,7 +110,7 @@ TEST_F(WatchTest, PrevKvAndFilters) {
   ASSERT_EQ(p.size(), 4u);
   EXPECT_EQ(p[0].prev_mod_revision, 0);  // created: nothing before
   EXPECT_EQ(p[1].prev_value, "1");
-  EXPECT_EQ(p[1].prev_mod_revision, 1);
+  EXPECT_EQ(p[1].prev_mod_revision, 2);
   EXPECT_FALSE(p[2].put);
   EXPECT_EQ(p[2].prev_value, "2");
   EXPECT_EQ(p[3].prev_mod_revision, 0);  // re-created after the delete
@@ -118,12 +118,12 @@ TEST_F(WatchTest, PrevKvAndFilters) {
   auto d = deletes_only.Events(1);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_FALSE(d[0].put);
-  EXPECT_EQ(d[0].revision, 3);
+  EXPECT_EQ(d[0].revision, 4);
   auto u = puts_only.Events(3);
   ASSERT_EQ(u.size(), 3u);
-  EXPECT_EQ(u[0].revision, 1);
-  EXPECT_EQ(u[1].revision, 2);
-  EXPECT_EQ(u[2].revision, 4);
+  EXPECT_EQ(u[0].revision, 2);
+  EXPECT_EQ(u[1].revision, 3);
+  EXPECT_EQ(u[2].revision, 5);
   auto all = plain.Events(4);
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[1].prev_mod_revision, 0) << "prev_kv only when asked for";
@@ -162,30 +162,30 @@ TEST_F(WatchTest, ProgressRequestArrivesOnTheStreamAfterTheEvents) {
   EXPECT_EQ(note->n_events, 0u);
   EXPECT_FALSE(note->canceled);
   EXPECT_FALSE(note->created);
-  EXPECT_EQ(note->header->revision, 2);
+  EXPECT_EQ(note->header->revision, 3);
 }
 
 TEST_F(WatchTest, CreateBelowCompactRevisionIsCanceled) {
   for (int i = 0; i < 6; ++i) client_->Put("/wk", std::to_string(i));
   Natcd__V1__CompactionRequest compact;
   natcd__v1__compaction_request__init(&compact);
-  compact.revision = 5;
+  compact.revision = 6;
   ASSERT_TRUE(client_->Call("kv.compact", &compact.base).ok());
-  WatchClient old(client_.get(), On("/wk", "", 2));
+  WatchClient old(client_.get(), On("/wk", "", 3));
   ASSERT_TRUE(old.create_reply.ok()) << old.create_reply.error;
   ASSERT_TRUE(old.created);
   EXPECT_FALSE(old.created->created);
   EXPECT_TRUE(old.created->canceled);
-  EXPECT_EQ(old.created->compact_revision, 5);
+  EXPECT_EQ(old.created->compact_revision, 6);
   EXPECT_NE(std::string(old.created->cancel_reason).find("compacted"), std::string::npos);
   EXPECT_FALSE(old.inbox().Next(200)) << "a canceled create delivers nothing";
   // From the compact revision it works.
-  WatchClient ok(client_.get(), On("/wk", "", 5));
+  WatchClient ok(client_.get(), On("/wk", "", 6));
   ASSERT_TRUE(ok.ok());
   auto events = ok.Events(2);
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0].revision, 5);
-  EXPECT_EQ(events[1].revision, 6);
+  EXPECT_EQ(events[0].revision, 6);
+  EXPECT_EQ(events[1].revision, 7);
 }
 
 TEST_F(WatchTest, RevisionLargerThanMaxPayloadIsFragmented) {
@@ -219,7 +219,7 @@ TEST_F(WatchTest, RevisionLargerThanMaxPayloadIsFragmented) {
   EXPECT_GE(fragments, 1) << "a revision over the max payload must be split";
   ASSERT_EQ(events.size(), 60u);
   for (size_t i = 0; i < events.size(); ++i) {
-    EXPECT_EQ(events[i].revision, 61);
+    EXPECT_EQ(events[i].revision, 62);
     EXPECT_EQ(events[i].key, "/wg/" + std::to_string(100 + i));
     EXPECT_EQ(events[i].value.size(), 10000u);
     EXPECT_EQ(events[i].prev_value, big);
@@ -273,39 +273,39 @@ TEST_F(WatchTest, JsonWatchOfALargeRevisionFitsTheMaxPayload) {
 // naming its revision and header.revision = the last revision delivered.
 TEST_F(WatchTest, SingleEventOverMaxPayloadGoesWithoutPrevKv) {
   std::string v(600000, 'a');
-  ASSERT_EQ(client_->Put("/huge", v), 1);
   ASSERT_EQ(client_->Put("/huge", v), 2);
-  WatchSpec spec = On("/huge", "", 2);
+  ASSERT_EQ(client_->Put("/huge", v), 3);
+  WatchSpec spec = On("/huge", "", 3);
   spec.prev_kv = true;
   WatchClient watch(client_.get(), spec);
   ASSERT_TRUE(watch.ok());
   WatchMsg m = watch.Next(2000);
-  ASSERT_TRUE(m) << "the event at revision 2 was dropped";
+  ASSERT_TRUE(m) << "the event at revision 3 was dropped";
   ASSERT_EQ(m->n_events, 1u);
-  EXPECT_EQ(m->events[0]->kv->mod_revision, 2);
+  EXPECT_EQ(m->events[0]->kv->mod_revision, 3);
   EXPECT_EQ(m->events[0]->kv->value.len, v.size());
   EXPECT_EQ(m->events[0]->prev_kv, nullptr);
   EXPECT_FALSE(m->canceled);
 }
 
 TEST_F(WatchTest, EventTooLargeForAnyMessageEndsTheWatchWithItsRevision) {
-  ASSERT_EQ(client_->Put("/big", "small"), 1);
+  ASSERT_EQ(client_->Put("/big", "small"), 2);
   int64_t max_payload = natsConnection_GetMaxPayload(client_->nc());
   // Fits in a request, not in a watch message with its framing.
   std::string v(static_cast<size_t>(max_payload) - 200, 'b');
-  ASSERT_EQ(client_->Put("/big", v), 2);
-  WatchClient watch(client_.get(), On("/big", "", 1));
+  ASSERT_EQ(client_->Put("/big", v), 3);
+  WatchClient watch(client_.get(), On("/big", "", 2));
   ASSERT_TRUE(watch.ok());
   WatchMsg first = watch.Next(2000);
   ASSERT_TRUE(first);
   ASSERT_EQ(first->n_events, 1u);
-  EXPECT_EQ(first->events[0]->kv->mod_revision, 1);
+  EXPECT_EQ(first->events[0]->kv->mod_revision, 2);
   WatchMsg end = first->canceled ? std::move(first) : watch.Next(2000);
   ASSERT_TRUE(end) << "the watch went silent instead of ending";
   EXPECT_TRUE(end->canceled);
-  EXPECT_NE(std::string(end->cancel_reason).find("revision 2"), std::string::npos)
+  EXPECT_NE(std::string(end->cancel_reason).find("revision 3"), std::string::npos)
       << end->cancel_reason;
-  EXPECT_EQ(end->header->revision, 1);
+  EXPECT_EQ(end->header->revision, 2);
 }
 
 TEST_F(WatchTest, DuplicateWatchIdIsRefused) {
@@ -348,8 +348,8 @@ TEST_F(WatchWindowTest, AtMostWindowUnacknowledgedMessages) {
     WatchClient::Append(*m, &rest);
     watch.Ack(m->seq);
   }
-  EXPECT_EQ(rest.front().revision, 3);
-  EXPECT_EQ(rest.back().revision, 5);
+  EXPECT_EQ(rest.front().revision, 4);
+  EXPECT_EQ(rest.back().revision, 6);
 }
 
 // Coalescing (--watch-coalesce-*): with a message unacknowledged, the next
@@ -376,7 +376,7 @@ TEST_F(WatchCoalesceTest, EventsWaitForTheAckAndComeTogether) {
   ASSERT_TRUE(rest) << "nothing after the ack";
   WatchClient::Append(*rest, &events);
   ASSERT_EQ(events.size(), 5u) << "the held events did not come in one message";
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(events[i].revision, i + 1);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(events[i].revision, i + 2);
 
   // Unacknowledged, they still go out once the bound has passed.
   client_->Put("/co", "5");
@@ -391,7 +391,7 @@ TEST_F(WatchCoalesceTest, EventsWaitForTheAckAndComeTogether) {
   std::vector<WatchClient::Ev> late_events;
   WatchClient::Append(*late, &late_events);
   ASSERT_EQ(late_events.size(), 2u);
-  EXPECT_EQ(late_events.back().revision, 7);
+  EXPECT_EQ(late_events.back().revision, 8);
 }
 
 TEST_F(WatchWindowTest, SlowConsumerIsCanceledAndResumesExactly) {
@@ -413,16 +413,18 @@ TEST_F(WatchWindowTest, SlowConsumerIsCanceledAndResumesExactly) {
   int64_t resume = cancel->header->revision;
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(resume, seen.back().revision) << "the cancel names the last revision delivered";
-  EXPECT_LT(resume, kWrites);
-  EXPECT_EQ(static_cast<int64_t>(seen.size()), resume);
+  // Put i is revision i + 1 (the empty store is at revision 1).
+  constexpr int64_t kLast = kWrites + 1;
+  EXPECT_LT(resume, kLast);
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), resume - 1);
 
   WatchClient again(client_.get(), On("/sc", "", resume + 1));
   ASSERT_TRUE(again.ok());
-  auto missing = again.Events(kWrites - resume);
-  ASSERT_EQ(missing.size(), static_cast<size_t>(kWrites - resume));
+  auto missing = again.Events(kLast - resume);
+  ASSERT_EQ(missing.size(), static_cast<size_t>(kLast - resume));
   for (size_t i = 0; i < missing.size(); ++i) {
     EXPECT_EQ(missing[i].revision, resume + 1 + static_cast<int64_t>(i));
-    EXPECT_EQ(missing[i].value, std::to_string(resume + 1 + i));
+    EXPECT_EQ(missing[i].value, std::to_string(resume + i));
   }
   EXPECT_FALSE(again.inbox().Next(200));
 }
@@ -447,7 +449,7 @@ TEST_F(WatchWindowTest, ReclaimedWatchNamesTheRevisionDelivered) {
   EXPECT_NE(std::string(cancel->cancel_reason).find("reclaimed"), std::string::npos)
       << cancel->cancel_reason;
   ASSERT_EQ(seen.size(), 2u);
-  EXPECT_EQ(cancel->header->revision, 2) << "resuming from revision + 1 would skip events";
+  EXPECT_EQ(cancel->header->revision, 3) << "resuming from revision + 1 would skip events";
   EXPECT_EQ(watch.Cancel().code, 400) << "the watch is gone";
 }
 
@@ -537,7 +539,7 @@ TEST_F(WatchProgressNotifyTest, PeriodicNotificationsCarryTheBookmark) {
     ASSERT_TRUE(note) << "no periodic progress notification";
     EXPECT_EQ(note->n_events, 0u);
     EXPECT_FALSE(note->canceled);
-    EXPECT_EQ(note->header->revision, 2);
+    EXPECT_EQ(note->header->revision, 3);
   }
   EXPECT_FALSE(quiet.Next(500)) << "a watch without progress_notify was notified";
 }

@@ -40,12 +40,12 @@ void ExpectHeader(const Json& reply, int64_t revision) {
 TEST_F(WireJsonTest, KvCalls) {
   // put
   auto put = Ok(client_.get(), "kv.put", "{" + K("key", "/j/a") + "," + K("value", "v1") + "}");
-  ExpectHeader(put.json, 1);
+  ExpectHeader(put.json, 2);
   Ok(client_.get(), "kv.put",
      "{" + K("key", "/j/b") + "," + K("value", std::string("\x01\xff\x00z", 4)) + "}");
   auto prev = Ok(client_.get(), "kv.put",
                  "{" + K("key", "/j/a") + "," + K("value", "v2") + ",\"prevKv\":true}");
-  ExpectHeader(prev.json, 3);
+  ExpectHeader(prev.json, 4);
   EXPECT_EQ(prev.json["prevKv"]["value"].text, B64("v1"));
   EXPECT_EQ(prev.json["prevKv"]["version"].text, "1");
   EXPECT_TRUE(prev.json["prevKv"]["createRevision"].is_string());
@@ -55,7 +55,7 @@ TEST_F(WireJsonTest, KvCalls) {
   // range: everything under /j/
   auto all =
       Ok(client_.get(), "kv.range", "{" + K("key", "/j/") + "," + K("rangeEnd", "/j0") + "}");
-  ExpectHeader(all.json, 4);
+  ExpectHeader(all.json, 5);
   ASSERT_EQ(all.json["kvs"].size(), 2u);
   EXPECT_EQ(all.json["kvs"][0]["key"].text, B64("/j/a"));
   EXPECT_EQ(all.json["kvs"][0]["value"].text, B64("v2"));
@@ -83,21 +83,21 @@ TEST_F(WireJsonTest, KvCalls) {
                        "{" + K("key", "/j/") + "," + K("rangeEnd", "/j0") + ",\"countOnly\":true}");
   EXPECT_FALSE(count_only.json.has("kvs"));
   EXPECT_EQ(count_only.json["count"].text, "2");
-  auto old = Ok(client_.get(), "kv.range", "{" + K("key", "/j/a") + ",\"revision\":\"1\"}");
+  auto old = Ok(client_.get(), "kv.range", "{" + K("key", "/j/a") + ",\"revision\":\"2\"}");
   ASSERT_EQ(old.json["kvs"].size(), 1u);
   EXPECT_EQ(old.json["kvs"][0]["value"].text, B64("v1"));
 
   // delete with prev_kv
   auto del = Ok(client_.get(), "kv.delete",
                 "{" + K("key", "/j/") + "," + K("rangeEnd", "/j0") + ",\"prevKv\":true}");
-  ExpectHeader(del.json, 5);
+  ExpectHeader(del.json, 6);
   EXPECT_EQ(del.json["deleted"].text, "2");
   ASSERT_EQ(del.json["prevKvs"].size(), 2u);
   EXPECT_EQ(del.json["prevKvs"][1]["key"].text, B64("/j/b"));
 }
 
 TEST_F(WireJsonTest, TxnNestedAndCompact) {
-  client_->Put("/jt/c", "3");  // rev 1
+  client_->Put("/jt/c", "3");  // rev 2
   std::string nested = "{\"compare\":[{\"result\":\"EQUAL\",\"target\":\"VERSION\"," +
                        K("key", "/jt/c") + ",\"version\":\"1\"}],\"success\":[{\"requestPut\":{" +
                        K("key", "/jt/e") + "," + K("value", "E") + "}}]}";
@@ -108,7 +108,7 @@ TEST_F(WireJsonTest, TxnNestedAndCompact) {
                     "}},{\"requestTxn\":" + nested + "}],\"failure\":[{\"requestDeleteRange\":{" +
                     K("key", "/jt/c") + "}}]}";
   auto r = Ok(client_.get(), "kv.txn", txn);
-  ExpectHeader(r.json, 2);
+  ExpectHeader(r.json, 3);
   EXPECT_TRUE(r.json["succeeded"].boolean);
   ASSERT_EQ(r.json["responses"].size(), 3u);
   EXPECT_TRUE(r.json["responses"][0].has("responsePut"));
@@ -121,21 +121,21 @@ TEST_F(WireJsonTest, TxnNestedAndCompact) {
                       K("key", "/jt/c") + ",\"modRevision\":\"100\"}],\"failure\":[" +
                       "{\"requestDeleteRange\":{" + K("key", "/jt/c") + ",\"prevKv\":true}}]}";
   auto f = Ok(client_.get(), "kv.txn", fails);
-  ExpectHeader(f.json, 3);
+  ExpectHeader(f.json, 4);
   EXPECT_FALSE(f.json["succeeded"].boolean);
   EXPECT_EQ(f.json["responses"][0]["responseDeleteRange"]["deleted"].text, "1");
 
-  auto compact = Ok(client_.get(), "kv.compact", "{\"revision\":\"3\",\"physical\":true}");
-  ExpectHeader(compact.json, 3);
+  auto compact = Ok(client_.get(), "kv.compact", "{\"revision\":\"4\",\"physical\":true}");
+  ExpectHeader(compact.json, 4);
   JsonReply gone =
-      CallJson(client_.get(), "kv.range", "{" + K("key", "/jt/c") + ",\"revision\":\"1\"}");
+      CallJson(client_.get(), "kv.range", "{" + K("key", "/jt/c") + ",\"revision\":\"2\"}");
   EXPECT_EQ(gone.reply.code, 410);
   EXPECT_TRUE(gone.reply.body.empty());
 }
 
 TEST_F(WireJsonTest, LeaseCalls) {
   auto grant = Ok(client_.get(), "lease.grant", "{\"TTL\":\"30\",\"ID\":\"4660\"}");
-  ExpectHeader(grant.json, 0);
+  ExpectHeader(grant.json, 1);
   EXPECT_EQ(grant.json["ID"].text, "4660");
   EXPECT_EQ(grant.json["TTL"].text, "30");
   auto chosen = Ok(client_.get(), "lease.grant", "{\"TTL\":20}");
@@ -160,7 +160,7 @@ TEST_F(WireJsonTest, LeaseCalls) {
   for (const Json& l : leases.json["leases"].items) found |= l["ID"].text == "4660";
   EXPECT_TRUE(found);
   auto revoke = Ok(client_.get(), "lease.revoke", "{\"ID\":\"4660\"}");
-  ExpectHeader(revoke.json, 2);
+  ExpectHeader(revoke.json, 3);
   EXPECT_EQ(client_->Range("/jl/a")->n_kvs, 0u);
 
   // The hex keepalive subject answers JSON when asked in JSON.
@@ -177,7 +177,7 @@ TEST_F(WireJsonTest, WatchCalls) {
   auto created = Ok(
       client_.get(), "watch.create",
       "{" + K("key", "/jw") + ",\"prevKv\":true,\"deliverSubject\":\"" + inbox.subject() + "\"}");
-  ExpectHeader(created.json, 1);
+  ExpectHeader(created.json, 2);
   EXPECT_TRUE(created.json["created"].boolean);
   ASSERT_TRUE(created.json["watchId"].is_string());
   std::string id = created.json["watchId"].text;
@@ -195,7 +195,7 @@ TEST_F(WireJsonTest, WatchCalls) {
   const Json& ev = (*msg)["events"][0];
   EXPECT_FALSE(ev.has("type")) << "PUT is the default enum value and is omitted";
   EXPECT_EQ(ev["kv"]["value"].text, B64("1"));
-  EXPECT_EQ(ev["kv"]["modRevision"].text, "2");
+  EXPECT_EQ(ev["kv"]["modRevision"].text, "3");
   EXPECT_EQ(ev["prevKv"]["value"].text, B64("0"));
   // Ack in JSON too.
   natsMsg* ack = nullptr;
@@ -223,7 +223,7 @@ TEST_F(WireJsonTest, WatchCalls) {
   ASSERT_TRUE(pmsg);
   EXPECT_EQ((*pmsg)["seq"].text, "3");
   EXPECT_FALSE(pmsg->has("events"));
-  EXPECT_EQ((*pmsg)["header"]["revision"].text, "3");
+  EXPECT_EQ((*pmsg)["header"]["revision"].text, "4");
 
   auto cancel = Ok(client_.get(), "watch.cancel", "{\"watchId\":\"" + id + "\"}");
   EXPECT_TRUE(cancel.json["canceled"].boolean);
@@ -253,7 +253,7 @@ TEST_F(WireJsonTest, HashKVHashAndDefragment) {
 
 TEST_F(WireJsonTest, StatusAndMembers) {
   auto status = Ok(client_.get(), "maint.status", "{}");
-  ExpectHeader(status.json, 0);
+  ExpectHeader(status.json, 1);
   EXPECT_TRUE(status.json["version"].is_string());
   EXPECT_TRUE(status.json["dbSize"].is_string());
   EXPECT_EQ(status.json["leader"].text, status.json["header"]["memberId"].text);

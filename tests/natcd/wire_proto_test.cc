@@ -28,23 +28,23 @@ std::vector<std::string> Keys(const Natcd__V1__RangeResponse& r) {
 }
 
 TEST_F(WireProtoTest, RangeOptions) {
-  EXPECT_EQ(client_->Put("/r/a", "3"), 1);
-  EXPECT_EQ(client_->Put("/r/b", "1"), 2);
-  EXPECT_EQ(client_->Put("/r/c", "2"), 3);
-  EXPECT_EQ(client_->Put("/r/a", "4"), 4);
-  EXPECT_EQ(client_->Put("/other", "x"), 5);
+  EXPECT_EQ(client_->Put("/r/a", "3"), 2);
+  EXPECT_EQ(client_->Put("/r/b", "1"), 3);
+  EXPECT_EQ(client_->Put("/r/c", "2"), 4);
+  EXPECT_EQ(client_->Put("/r/a", "4"), 5);
+  EXPECT_EQ(client_->Put("/other", "x"), 6);
 
   auto all = RangeWith(client_.get(), [](Natcd__V1__RangeRequest*) {});
   ASSERT_TRUE(all);
   EXPECT_EQ(Keys(*all), (std::vector<std::string>{"/r/a", "/r/b", "/r/c"}));
   EXPECT_EQ(all->count, 3);
   EXPECT_FALSE(all->more);
-  EXPECT_EQ(all->header->revision, 5);
+  EXPECT_EQ(all->header->revision, 6);
   EXPECT_NE(all->header->member_id, 0u);
   EXPECT_NE(all->header->cluster_id, 0u);
   EXPECT_EQ(Str(all->kvs[0]->value), "4");
-  EXPECT_EQ(all->kvs[0]->create_revision, 1);
-  EXPECT_EQ(all->kvs[0]->mod_revision, 4);
+  EXPECT_EQ(all->kvs[0]->create_revision, 2);
+  EXPECT_EQ(all->kvs[0]->mod_revision, 5);
   EXPECT_EQ(all->kvs[0]->version, 2);
 
   auto limited = RangeWith(client_.get(), [](Natcd__V1__RangeRequest* r) { r->limit = 2; });
@@ -80,7 +80,7 @@ TEST_F(WireProtoTest, RangeOptions) {
   ASSERT_TRUE(keys_only);
   ASSERT_EQ(keys_only->n_kvs, 3u);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(keys_only->kvs[i]->value.len, 0u);
-  EXPECT_EQ(keys_only->kvs[0]->mod_revision, 4);
+  EXPECT_EQ(keys_only->kvs[0]->mod_revision, 5);
 
   auto count_only =
       RangeWith(client_.get(), [](Natcd__V1__RangeRequest* r) { r->count_only = true; });
@@ -88,11 +88,11 @@ TEST_F(WireProtoTest, RangeOptions) {
   EXPECT_EQ(count_only->n_kvs, 0u);
   EXPECT_EQ(count_only->count, 3);
 
-  auto at2 = RangeWith(client_.get(), [](Natcd__V1__RangeRequest* r) { r->revision = 2; });
-  ASSERT_TRUE(at2);
-  EXPECT_EQ(Keys(*at2), (std::vector<std::string>{"/r/a", "/r/b"}));
-  EXPECT_EQ(Str(at2->kvs[0]->value), "3");
-  EXPECT_EQ(at2->kvs[0]->version, 1);
+  auto at3 = RangeWith(client_.get(), [](Natcd__V1__RangeRequest* r) { r->revision = 3; });
+  ASSERT_TRUE(at3);
+  EXPECT_EQ(Keys(*at3), (std::vector<std::string>{"/r/a", "/r/b"}));
+  EXPECT_EQ(Str(at3->kvs[0]->value), "3");
+  EXPECT_EQ(at3->kvs[0]->version, 1);
 
   // "\0" as range_end: every key >= key.
   auto from = RangeWith(
@@ -108,7 +108,7 @@ TEST_F(WireProtoTest, RangeOptions) {
 TEST_F(WireProtoTest, PutPrevKvAndIgnoreValue) {
   int64_t lease = client_->Grant(30);
   ASSERT_NE(lease, 0);
-  EXPECT_EQ(client_->Put("/p", "one", lease), 1);  // a grant makes no revision
+  EXPECT_EQ(client_->Put("/p", "one", lease), 2);  // a grant makes no revision
 
   Natcd__V1__PutRequest put;
   natcd__v1__put_request__init(&put);
@@ -118,7 +118,7 @@ TEST_F(WireProtoTest, PutPrevKvAndIgnoreValue) {
   auto r = CallOk<Natcd__V1__PutResponse>(client_.get(), "kv.put", &put.base,
                                           &natcd__v1__put_response__descriptor);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->header->revision, 2);
+  EXPECT_EQ(r->header->revision, 3);
   ASSERT_NE(r->prev_kv, nullptr);
   EXPECT_EQ(Str(r->prev_kv->value), "one");
   EXPECT_EQ(r->prev_kv->lease, lease);
@@ -166,7 +166,7 @@ TEST_F(WireProtoTest, DeleteRangeWithPrevKv) {
                                                   &natcd__v1__delete_range_response__descriptor);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->deleted, 2);
-  EXPECT_EQ(r->header->revision, 4);
+  EXPECT_EQ(r->header->revision, 5);
   ASSERT_EQ(r->n_prev_kvs, 2u);
   EXPECT_EQ(Str(r->prev_kvs[0]->key), "/d/a");
   EXPECT_EQ(Str(r->prev_kvs[0]->value), "1");
@@ -181,7 +181,7 @@ TEST_F(WireProtoTest, DeleteRangeWithPrevKv) {
                                                      &natcd__v1__delete_range_response__descriptor);
   ASSERT_TRUE(none);
   EXPECT_EQ(none->deleted, 0);
-  EXPECT_EQ(Revision(client_.get()), 4);
+  EXPECT_EQ(Revision(client_.get()), 5);
 }
 
 // Builders for txn pieces (storage owned by the test).
@@ -297,7 +297,7 @@ TEST_F(WireProtoTest, TxnCompareSuccessFailureNested) {
                                           &natcd__v1__txn_response__descriptor);
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->succeeded);
-  EXPECT_EQ(r->header->revision, 2);  // one revision for the whole txn
+  EXPECT_EQ(r->header->revision, 3);  // one revision for the whole txn
   ASSERT_EQ(r->n_responses, 3u);
   EXPECT_EQ(r->responses[0]->response_case, NATCD__V1__RESPONSE_OP__RESPONSE_RESPONSE_PUT);
   ASSERT_EQ(r->responses[1]->response_case, NATCD__V1__RESPONSE_OP__RESPONSE_RESPONSE_RANGE);
@@ -308,8 +308,8 @@ TEST_F(WireProtoTest, TxnCompareSuccessFailureNested) {
   ASSERT_EQ(r->responses[2]->response_txn->n_responses, 1u);
   auto keys = client_->Range("/t/", "/t0");
   EXPECT_EQ(Keys(*keys), (std::vector<std::string>{"/t/c", "/t/d", "/t/e"}));
-  EXPECT_EQ(keys->kvs[1]->mod_revision, 2);
-  EXPECT_EQ(keys->kvs[2]->mod_revision, 2);
+  EXPECT_EQ(keys->kvs[1]->mod_revision, 3);
+  EXPECT_EQ(keys->kvs[2]->mod_revision, 3);
 
   // The compare fails now: the failure branch runs.
   Natcd__V1__Compare* cmp2[] = {parts.ValueEq("/t/c", "not 3")};
@@ -327,7 +327,7 @@ TEST_F(WireProtoTest, TxnCompareSuccessFailureNested) {
                                            &natcd__v1__txn_response__descriptor);
   ASSERT_TRUE(r2);
   EXPECT_FALSE(r2->succeeded);
-  EXPECT_EQ(r2->header->revision, 3);
+  EXPECT_EQ(r2->header->revision, 4);
   ASSERT_EQ(r2->n_responses, 2u);
   ASSERT_EQ(r2->responses[0]->response_case,
             NATCD__V1__RESPONSE_OP__RESPONSE_RESPONSE_DELETE_RANGE);
@@ -346,7 +346,7 @@ TEST_F(WireProtoTest, TxnCompareSuccessFailureNested) {
                                            &natcd__v1__txn_response__descriptor);
   ASSERT_TRUE(r3);
   EXPECT_TRUE(r3->succeeded);
-  EXPECT_EQ(r3->header->revision, 3);
+  EXPECT_EQ(r3->header->revision, 4);
 }
 
 TEST_F(WireProtoTest, Compact) {
@@ -355,20 +355,20 @@ TEST_F(WireProtoTest, Compact) {
   client_->Put("/c", "3");
   Natcd__V1__CompactionRequest compact;
   natcd__v1__compaction_request__init(&compact);
-  compact.revision = 3;
+  compact.revision = 4;
   compact.physical = true;
   auto r = CallOk<Natcd__V1__CompactionResponse>(client_.get(), "kv.compact", &compact.base,
                                                  &natcd__v1__compaction_response__descriptor);
   ASSERT_TRUE(r);
   ASSERT_NE(r->header, nullptr);
   // At the compact revision reads still work; below it they are gone.
-  auto at3 = client_->Range("/c", "", 3);
-  ASSERT_EQ(at3->n_kvs, 1u);
-  EXPECT_EQ(Str(at3->kvs[0]->value), "3");
+  auto at4 = client_->Range("/c", "", 4);
+  ASSERT_EQ(at4->n_kvs, 1u);
+  EXPECT_EQ(Str(at4->kvs[0]->value), "3");
   Natcd__V1__RangeRequest old;
   natcd__v1__range_request__init(&old);
   old.key = Bytes("/c");
-  old.revision = 2;
+  old.revision = 3;
   WireReply gone = client_->Call("kv.range", &old.base);
   EXPECT_EQ(gone.code, 410) << gone.error;
   // Compacting again at the same revision is an error (etcd: ErrCompacted).
@@ -443,7 +443,7 @@ TEST_F(WireProtoTest, WatchControl) {
   WatchClient watch(client_.get(), On("/w"));
   ASSERT_TRUE(watch.ok()) << watch.create_reply.code << " " << watch.create_reply.error;
   EXPECT_NE(watch.id, 0);
-  EXPECT_EQ(watch.created->header->revision, 1);
+  EXPECT_EQ(watch.created->header->revision, 2);
   client_->Put("/w", "1");
   auto events = watch.Events(1);
   ASSERT_EQ(events.size(), 1u);
@@ -459,7 +459,7 @@ TEST_F(WireProtoTest, WatchControl) {
   ASSERT_TRUE(note);
   EXPECT_EQ(note->n_events, 0u);
   EXPECT_FALSE(note->canceled);
-  EXPECT_EQ(note->header->revision, 2);
+  EXPECT_EQ(note->header->revision, 3);
 
   WireReply cancel = watch.Cancel();
   ASSERT_TRUE(cancel.ok()) << cancel.error;
@@ -495,7 +495,7 @@ TEST_F(WireProtoTest, StatusAndMembers) {
   EXPECT_STRNE(s->version, "");
   EXPECT_GT(s->dbsize, 0);
   EXPECT_EQ(s->leader, s->header->member_id);
-  EXPECT_EQ(s->header->revision, 1);
+  EXPECT_EQ(s->header->revision, 2);
   EXPECT_GE(s->raftterm, 1u);
   EXPECT_FALSE(s->islearner);
 
