@@ -39,8 +39,10 @@
 // protects the other members, and a member that sees a group_seq gap
 // resumes with a new watch. Members prove they are alive by acknowledging
 // the group's heartbeats (sent every heartbeat_ms, busy or not); one silent
-// for ack_timeout_ms is reclaimed, and a group without members or watches
-// about to join is removed.
+// for ack_timeout_ms + heartbeat_ms (it can only ack a heartbeat) is
+// reclaimed, and a group without members or watches about to join is
+// removed. Per group natcd holds one hub watcher and a stream's counters;
+// per member an entry in members_; nothing per message and subscriber.
 //
 // Engine thread only.
 #pragma once
