@@ -495,7 +495,13 @@ void NatsFrontEnd::Detach() {
 
 void NatsFrontEnd::AfterTurn() {
   on_member_thread_.AssertHeld();
-  if (streams_) streams_->Deliver();
+  if (streams_) {
+    streams_->Deliver();
+    if (options_.metrics != nullptr) {
+      options_.metrics->watch_groups.Set(static_cast<int64_t>(streams_->groups()));
+      options_.metrics->watch_group_members.Set(static_cast<int64_t>(streams_->members()));
+    }
+  }
   transport_->ExpireForwards(/*stopping=*/false);
 }
 
