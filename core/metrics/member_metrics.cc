@@ -147,6 +147,10 @@ MemberMetrics::MemberMetrics(Registry& r, std::string_view version)
       events_published(r.AddCounter("natcd_events_published_total",
                                     "The total number of events published on the P.ev.* "
                                     "stream.")),
+      watch_groups(
+          r.AddGauge("natcd_watch_groups", "Watch groups on this member (each one hub watcher).")),
+      watch_group_members(
+          r.AddGauge("natcd_watch_group_members", "Watches delivered through a watch group.")),
       request_seconds(r.AddHistogramFamily(
           "natcd_request_duration_seconds",
           "The latency distributions of requests, from arrival to reply, by wire endpoint.",

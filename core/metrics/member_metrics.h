@@ -96,6 +96,11 @@ struct MemberMetrics {
   Counter& forwarded_requests;  // natcd_forwarded_requests_total: handed to the leader
   Counter& watch_slow_consumer_cancels;  // natcd_watch_slow_consumer_cancels_total
   Counter& events_published;             // natcd_events_published_total: on P.ev.*
+  // Watch groups (set by the NATS front end after each delivery round):
+  // etcd's watcher_total counts hub watchers, and a group's members have
+  // none of their own.
+  Gauge& watch_groups;         // natcd_watch_groups
+  Gauge& watch_group_members;  // natcd_watch_group_members
   // natcd_request_duration_seconds{endpoint}: from a request's arrival to
   // its reply, by wire endpoint ("kv.put", "kv.range"...). Resolve each
   // endpoint's child once with request_seconds.WithLabels({"kv.put"}).

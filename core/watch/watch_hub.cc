@@ -865,6 +865,17 @@ WatchHub::Backlog WatchHub::BacklogOf(WatchId id) const {
   return {w.queue.size(), w.progress_pending};
 }
 
+bool WatchHub::Drained(WatchId id, int64_t* revision) const {
+  auto found = impl_->watchers_.find(id);
+  if (found == impl_->watchers_.end()) return false;
+  const Watcher& w = *found->second;
+  if (w.state != WatcherState::kSynced || !w.queue.empty() || w.progress_pending) return false;
+  // A watcher waiting for a future start revision is not where the others are.
+  if (impl_->NextRevision(w) != impl_->notified_revision_ + 1) return false;
+  *revision = impl_->notified_revision_;
+  return true;
+}
+
 Status WatchHub::RequestProgress(WatchId id) { return impl_->RequestProgress(id); }
 
 void WatchHub::NotifyProgressAll() { impl_->NotifyProgressAll(); }

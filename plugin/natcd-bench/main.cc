@@ -76,8 +76,9 @@ struct Options {
   std::string prefix = "natcd";
   std::string natcd_bin;
   std::string tmp_dir;
-  int members = 1;      // natcd's: > 1 is a cluster, natcd alone
-  bool strict = false;  // exit 3 if the run had problems: for the smoke test
+  int members = 1;               // natcd's: > 1 is a cluster, natcd alone
+  bool strict = false;           // exit 3 if the run had problems: for the smoke test
+  bool no_watch_groups = false;  // natcd's watchers keep streams of their own
 };
 
 // How long a started cluster may take to elect its first leader: several
@@ -314,7 +315,7 @@ int Compare(const Options& o) {
   if (!o.nats_url.empty()) {
     natsConnection* nc = ConnectNats(o.nats_url);
     if (nc == nullptr) return 1;
-    NatcdTarget natcd(nc, o.prefix);
+    NatcdTarget natcd(nc, o.prefix, !o.no_watch_groups);
     Report report({"natcd"});
     Cdfs cdfs;
     RunSystem(natcd, workloads, scale, report, cdfs, &notes);
@@ -415,7 +416,7 @@ int Compare(const Options& o) {
     }
     printf("%-22s %s\n", "natcd", NatcdCluster::Describe(o.members).c_str());
     fflush(stdout);
-    NatcdTarget natcd(nc, o.prefix);
+    NatcdTarget natcd(nc, o.prefix, !o.no_watch_groups);
     RunSystem(natcd, workloads, scale, report, cdfs, &notes);
     cluster.Stop();
   }
@@ -480,7 +481,7 @@ int Compare(const Options& o) {
         // same data, and the leader does the most work.
         if (fcluster.Start(o.members, kLeaderTimeoutMs, &error) &&
             fcluster.LeaderIndex(&leader, &error)) {
-          NatcdTarget natcd(fnc, o.prefix);
+          NatcdTarget natcd(fnc, o.prefix, !o.no_watch_groups);
           RecordFootprint(report, "natcd", natcd, keys, fcluster.process(leader),
                           fcluster.DataDir(leader), &notes);
           report.Set(8, "footprint", "nats-server RSS MiB (beside natcd)", false, 1, "natcd",
@@ -686,6 +687,8 @@ int main(int argc, char** argv) {
                  "natcd's members: more than 1 starts a cluster m1..mN (with --systems natcd)")
       ->capture_default_str()
       ->check(CLI::Range(1, natcd::bench::kMembersMax));
+  app.add_flag("--no-watch-groups", o.no_watch_groups,
+               "natcd's watchers do not join watch groups (each gets its own messages)");
   app.add_flag("--strict", o.strict,
                "exit with 3 if any request failed, went unanswered or an event was lost");
   CLI::App* echo =

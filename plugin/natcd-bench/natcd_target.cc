@@ -1,6 +1,8 @@
 #include "plugin/natcd-bench/natcd_target.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "adapters/nats/natcd.pb-c.h"
 #include "plugin/natcd-bench/etcd_messages.h"
@@ -27,8 +29,10 @@ const char* SubjectSuffix(Call call) {
 
 }  // namespace
 
-NatcdTarget::NatcdTarget(natsConnection* nc, std::string prefix)
-    : nc_(nc), prefix_(std::move(prefix)) {}
+NatcdTarget::NatcdTarget(natsConnection* nc, std::string prefix, bool watch_groups)
+    : nc_(nc), prefix_(std::move(prefix)), watch_groups_(watch_groups) {}
+
+NatcdTarget::~NatcdTarget() { CloseWatchers(); }
 
 bool NatcdTarget::BeginLoad(int slots, ReplySink* sink) {
   slot_op_.assign(slots, Op::kPut);
@@ -120,23 +124,83 @@ int64_t NatcdTarget::CountKeys(const std::string& space) {
   return count;
 }
 
-void NatcdTarget::OnWatchMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
-  auto* self = static_cast<NatcdTarget*>(closure);
-  int64_t watch_id = 0;
-  bool created = false, canceled = false;
-  uint64_t seq = 0;
-  const bool ok = ParseWatchResponse(natsMsg_GetData(msg), natsMsg_GetDataLength(msg),
-                                     self->event_sink_, &watch_id, &created, &canceled, &seq);
-  natsMsg_Destroy(msg);
-  if (!ok || seq == 0) return;
-  // Acknowledge every message, as natcd's flow control asks of a client:
-  // a watcher that did not would be stopped after 64 messages.
+void NatcdTarget::Ack(int64_t watch_id, uint64_t seq, bool group_subscribed, int64_t group_id) {
   Natcd__V1__WatchAckRequest ack = NATCD__V1__WATCH_ACK_REQUEST__INIT;
   ack.watch_id = watch_id;
   ack.seq = seq;
+  ack.group_subscribed = group_subscribed;
+  ack.group_id = group_id;
   const std::string body = Pack(&ack.base);
-  const std::string subject = self->prefix_ + ".watch.ack";
-  natsConnection_Publish(self->nc_, subject.c_str(), body.data(), static_cast<int>(body.size()));
+  const std::string subject = prefix_ + ".watch.ack";
+  natsConnection_Publish(nc_, subject.c_str(), body.data(), static_cast<int>(body.size()));
+}
+
+void NatcdTarget::OnWatchMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* self = static_cast<NatcdTarget*>(closure);
+  auto* r = natcd__v1__watch_response__unpack(
+      nullptr, natsMsg_GetDataLength(msg), reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)));
+  const char* subject = natsMsg_GetSubject(msg);
+  const char* dot = strrchr(subject, '.');
+  const size_t index = dot != nullptr ? strtoul(dot + 1, nullptr, 10) : 0;
+  natsMsg_Destroy(msg);
+  if (r == nullptr) return;
+  if (r->seq == 0) {
+    natcd__v1__watch_response__free_unpacked(r, nullptr);
+    return;
+  }
+  bool subscribed = false;
+  if (r->group_id != 0 && r->n_events == 0 && !r->canceled && index < self->members_.size()) {
+    GroupMember& member = *self->members_[index];
+    if (r->group_subject != nullptr && r->group_subject[0] != '\0') {
+      // The offer: subscribe, and make sure the server has the
+      // subscription (another connection) before saying so.
+      if (member.sub == nullptr &&
+          natsConnection_Subscribe(&member.sub, self->group_nc_, r->group_subject,
+                                   &NatcdTarget::OnGroupMessage, &member) == NATS_OK) {
+        natsSubscription_SetPendingLimits(member.sub, -1, -1);
+        member.group_id = r->group_id;
+        member.watch_id = r->watch_id;  // read by OnGroupMessage after the join
+        subscribed = natsConnection_FlushTimeout(self->group_nc_, 10'000) == NATS_OK;
+      }
+    } else if (r->group_id == member.group_id && r->group_seq > 0) {
+      member.join_seq = r->group_seq;  // the join
+      ++self->joined_;
+    }
+  } else if (self->event_sink_ != nullptr) {
+    for (size_t e = 0; e < r->n_events; ++e) {
+      const Natcd__V1__KeyValue* kv = r->events[e]->kv;
+      if (kv != nullptr) self->event_sink_->OnEvent(kv->value.data, kv->value.len);
+    }
+  }
+  // Acknowledge every message, as natcd's flow control asks of a client:
+  // a watcher that did not would be stopped after 64 messages.
+  self->Ack(r->watch_id, r->seq, subscribed, subscribed ? r->group_id : 0);
+  natcd__v1__watch_response__free_unpacked(r, nullptr);
+}
+
+void NatcdTarget::OnGroupMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* member = static_cast<GroupMember*>(closure);
+  NatcdTarget* self = member->self;
+  auto* r = natcd__v1__watch_response__unpack(
+      nullptr, natsMsg_GetDataLength(msg), reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)));
+  natsMsg_Destroy(msg);
+  if (r == nullptr) return;
+  const uint64_t join_seq = member->join_seq.load();
+  // Before the join (and for messages before the join's seq) the watcher's
+  // own stream has the events.
+  if (join_seq != 0 && r->group_seq >= join_seq) {
+    if (self->event_sink_ != nullptr) {
+      for (size_t e = 0; e < r->n_events; ++e) {
+        const Natcd__V1__KeyValue* kv = r->events[e]->kv;
+        if (kv != nullptr) self->event_sink_->OnEvent(kv->value.data, kv->value.len);
+      }
+    }
+    // Heartbeats are acknowledged: they keep the watcher a member.
+    if (r->n_events == 0 && !r->canceled) {
+      self->Ack(member->watch_id, r->group_seq, false, r->group_id);
+    }
+  }
+  natcd__v1__watch_response__free_unpacked(r, nullptr);
 }
 
 bool NatcdTarget::OpenWatchers(int watchers, EventSink* sink) {
@@ -145,6 +209,18 @@ bool NatcdTarget::OpenWatchers(int watchers, EventSink* sink) {
   if (natsInbox_Create(&inbox) != NATS_OK) return false;
   watch_inbox_ = std::string(inbox) + ".";
   free(inbox);
+  if (watch_groups_) {
+    char url[512];
+    if (natsConnection_GetConnectedUrl(nc_, url, sizeof url) != NATS_OK) return false;
+    group_nc_ = ConnectNats(url, /*global_delivery=*/true);
+    if (group_nc_ == nullptr) return false;
+    members_.clear();
+    for (int w = 0; w < watchers; ++w) {
+      members_.push_back(std::make_unique<GroupMember>());
+      members_.back()->self = this;
+    }
+    joined_ = 0;
+  }
   // One wildcard subscription for every watcher: one delivery thread, as a
   // client process multiplexing its watches would have.
   if (natsConnection_Subscribe(&watch_sub_, nc_, (watch_inbox_ + "*").c_str(),
@@ -161,6 +237,7 @@ bool NatcdTarget::OpenWatchers(int watchers, EventSink* sink) {
     create.key = {key.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(key.data()))};
     create.range_end = {end.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(end.data()))};
     create.deliver_subject = const_cast<char*>(deliver.c_str());
+    create.group = watch_groups_;
     std::string reply;
     if (!Call(prefix_ + ".watch.create", Pack(&create.base), &reply)) return false;
     int64_t id = 0;
@@ -171,6 +248,16 @@ bool NatcdTarget::OpenWatchers(int watchers, EventSink* sink) {
       return false;
     }
     watch_ids_.push_back(id);
+  }
+  if (!watch_groups_) return true;
+  // Measure the group path: every watcher on its group before the load.
+  for (int waited_ms = 0; joined_.load() < watchers; waited_ms += 10) {
+    if (waited_ms >= 60'000) {
+      fprintf(stderr, "natcd-bench: %d of %d watchers joined their group\n", joined_.load(),
+              watchers);
+      return false;
+    }
+    nats_Sleep(10);
   }
   return true;
 }
@@ -189,6 +276,17 @@ void NatcdTarget::CloseWatchers() {
     natsSubscription_Destroy(watch_sub_);
     watch_sub_ = nullptr;
   }
+  for (auto& member : members_) {
+    if (member->sub == nullptr) continue;
+    (void)natsSubscription_Unsubscribe(member->sub);
+    natsSubscription_Destroy(member->sub);
+    member->sub = nullptr;
+  }
+  if (group_nc_ != nullptr) {
+    natsConnection_Destroy(group_nc_);  // no callback runs after it
+    group_nc_ = nullptr;
+  }
+  members_.clear();
   event_sink_ = nullptr;
 }
 

@@ -6,6 +6,7 @@
 #include <nats/nats.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -17,8 +18,11 @@ namespace natcd::bench {
 
 class NatcdTarget final : public Target {
  public:
-  // nc is borrowed and must outlive the target.
-  NatcdTarget(natsConnection* nc, std::string prefix);
+  // nc is borrowed and must outlive the target. watch_groups: watchers
+  // join watch groups (PROTOCOL.md), each subscribing its group's subject
+  // as a separate client would.
+  NatcdTarget(natsConnection* nc, std::string prefix, bool watch_groups = true);
+  ~NatcdTarget() override;
 
   std::string name() const override { return "natcd"; }
   bool Supports(Op) const override { return true; }
@@ -40,6 +44,18 @@ class NatcdTarget final : public Target {
   // A synchronous request; false on no reply or an error reply.
   bool Call(const std::string& subject, const std::string& body, std::string* reply);
   static void OnWatchMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure);
+  static void OnGroupMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure);
+  void Ack(int64_t watch_id, uint64_t seq, bool group_subscribed, int64_t group_id);
+
+  // A watcher's side of its group: the subscription and, once joined, the
+  // group_seq its group messages start at.
+  struct GroupMember {
+    NatcdTarget* self = nullptr;
+    int64_t watch_id = 0;
+    int64_t group_id = 0;
+    natsSubscription* sub = nullptr;
+    std::atomic<uint64_t> join_seq{0};
+  };
 
   natsConnection* const nc_;
   const std::string prefix_;
@@ -56,6 +72,12 @@ class NatcdTarget final : public Target {
   natsSubscription* watch_sub_ = nullptr;
   std::string watch_inbox_;
   std::vector<int64_t> watch_ids_;
+  const bool watch_groups_;
+  // Group subscriptions go on a connection of their own, with one delivery
+  // thread for all (nats.c's global delivery) instead of one per watcher.
+  natsConnection* group_nc_ = nullptr;
+  std::vector<std::unique_ptr<GroupMember>> members_;  // by watcher index
+  std::atomic<int> joined_{0};
 };
 
 }  // namespace natcd::bench

@@ -48,8 +48,8 @@ class WatchStreamsTest : public ::testing::Test {
   // from the first busy watch unless they say otherwise).
   WatchId Start(WatchStreamOptions options, size_t coalesce_ready_min = 1) {
     options.coalesce_ready_min = coalesce_ready_min;
-    streams_ =
-        std::make_unique<WatchStreams>(nc_, hub_.get(), &source_, &clock_, options, HeaderInfo{});
+    streams_ = std::make_unique<WatchStreams>(nc_, hub_.get(), &source_, &clock_, options,
+                                              HeaderInfo{}, "t");
     WatchOptions o;
     o.key = "k";
     o.range_end = "l";

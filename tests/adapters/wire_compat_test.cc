@@ -204,6 +204,33 @@ TEST(WireCompat, WatchResponseAndNatcdAdditions) {
             B({0x0a, 0x01, 'k', 0xa2, 0x06, 0x08, '_', 'I', 'N', 'B', 'O', 'X', '.', 'x'}));
 }
 
+// Watch groups (natcd fields >= 101, clear of etcd's): the bytes clients of
+// any language must produce and expect.
+TEST(WireCompat, WatchGroupFields) {
+  Natcd__V1__WatchCreateRequest wc;
+  natcd__v1__watch_create_request__init(&wc);
+  wc.group = true;
+  // group is field 101, varint: tag 808 = a8 06.
+  EXPECT_EQ(Pack(&wc), B({0xa8, 0x06, 0x01}));
+
+  Natcd__V1__WatchResponse wr;
+  natcd__v1__watch_response__init(&wr);
+  char subject[] = "g.s";
+  wr.group_subject = subject;  // 102, length-delimited: tag 818 = b2 06
+  wr.group_id = 9;             // 103, varint: tag 824 = b8 06
+  wr.group_seq = 300;          // 104, varint: tag 832 = c0 06; 300 = ac 02
+  EXPECT_EQ(Pack(&wr),
+            B({0xb2, 0x06, 0x03, 'g', '.', 's', 0xb8, 0x06, 0x09, 0xc0, 0x06, 0xac, 0x02}));
+
+  Natcd__V1__WatchAckRequest ack;
+  natcd__v1__watch_ack_request__init(&ack);
+  ack.watch_id = 3;
+  ack.seq = 4;
+  ack.group_subscribed = true;  // 101: a8 06
+  ack.group_id = 9;             // 103: b8 06
+  EXPECT_EQ(Pack(&ack), B({0x08, 0x03, 0x10, 0x04, 0xa8, 0x06, 0x01, 0xb8, 0x06, 0x09}));
+}
+
 TEST(WireCompat, DefaultsEncodeToNothing) {
   for (const ProtobufCMessageDescriptor* d : testutil::AllMessageDescriptors()) {
     std::string storage(d->sizeof_message, '\0');

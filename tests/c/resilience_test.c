@@ -63,6 +63,12 @@ static int64_t _lastRevision(natcdWatch* w) {
   return st.last_revision;
 }
 
+static bool _inGroup(natcdWatch* w) {
+  natcdWatchStats st;
+  natcdWatch_GetStats(&st, w);
+  return st.in_group;
+}
+
 // The n puts of a writer, each seen once, in order, and each applied once.
 static void _expectExactlyOnce(recorder* rec, natcdWatch* w, const char* prefix, int n,
                                int64_t from_revision, int64_t last_revision) {
@@ -101,6 +107,43 @@ static void _expectExactlyOnce(recorder* rec, natcdWatch* w, const char* prefix,
   }
   natcdWatch_Destroy(check);
   recorder_Destroy(&again);
+}
+
+// Watches from the first write, created while the writes go on: each
+// catches up on its own stream and joins the group mid-stream, seeing every
+// event once.
+static void test_group_join_midstream(void** state) {
+  (void)state;
+  enum { kWrites = 400, kWatches = 4 };
+  const char* prefix = "/gjm/";
+  const int64_t from = test_Revision(g_client) + 1;
+  writer wr = {.client = g_client, .prefix = prefix, .n = kWrites};
+  pthread_t t;
+  pthread_create(&t, NULL, _writerMain, &wr);
+  recorder recs[kWatches];
+  natcdWatch* ws[kWatches];
+  natcdWatchOptions o = _opts();
+  for (int i = 0; i < kWatches; ++i) {
+    assert_true(WAIT_FOR(atomic_load(&wr.written) >= (i + 1) * kWrites / (kWatches + 2), 10000));
+    recorder_Init(&recs[i]);
+    ASSERT_OK(natcdWatch_Create(&ws[i], g_client, NATCD_STR(prefix), NULL, 0, from, &o,
+                                recorder_Handler, &recs[i]));
+  }
+  // Joined while the writer still writes.
+  for (int i = 0; i < kWatches; ++i) assert_true(WAIT_FOR(_inGroup(ws[i]), 5000));
+  assert_true(atomic_load(&wr.written) < kWrites);
+  pthread_join(t, NULL);
+  if (wr.status != natcdStatus_OK) fail_msg("writer: %s", wr.error);
+  for (int i = 0; i < kWatches; ++i) {
+    _expectExactlyOnce(&recs[i], ws[i], prefix, kWrites, from, wr.last_revision);
+    natcdWatchStats st;
+    ASSERT_OK(natcdWatch_GetStats(&st, ws[i]));
+    assert_int_equal(st.resumes, 0);
+    assert_int_equal(st.group_joins, 1);
+    assert_int_equal(st.duplicates, 0);
+    natcdWatch_Destroy(ws[i]);
+    recorder_Destroy(&recs[i]);
+  }
 }
 
 typedef enum { kKillNatcd, kRestartNats } outage;
@@ -256,6 +299,7 @@ const struct CMUnitTest resilience_tests[] = {
     cmocka_unit_test(test_watch_survives_nats_restart),
     cmocka_unit_test(test_watch_compaction_during_outage),
     cmocka_unit_test(test_keepalive_through_outages),
+    cmocka_unit_test(test_group_join_midstream),
 };
 const size_t resilience_tests_count = sizeof resilience_tests / sizeof resilience_tests[0];
 
@@ -270,6 +314,7 @@ static void test_watch_slow_consumer_resumes_exactly(void** state) {
   recorder_Init(&rec);
   rec.sleep_ms = 10;  // slower than the writes
   natcdWatchOptions o = _opts();
+  o.no_group = true;  // natcd's flow control of a watch's own stream
   natcdWatch* w = NULL;
   ASSERT_OK(
       natcdWatch_Create(&w, g_client, NATCD_STR(prefix), NULL, 0, 0, &o, recorder_Handler, &rec));
@@ -288,7 +333,54 @@ static void test_watch_slow_consumer_resumes_exactly(void** state) {
   recorder_Destroy(&rec);
 }
 
+// Two members of one group: the slow one falls more than its pending limit
+// behind, NATS drops group messages for it, and it resumes from history;
+// the other gets every event at once, never waiting for it.
+static void test_group_slow_member_resumes_exactly(void** state) {
+  (void)state;
+  enum { kWrites = 80 };
+  const char* prefix = "/gsc/";
+  const int64_t from = test_Revision(g_client) + 1;
+  recorder fast_rec, slow_rec;
+  recorder_Init(&fast_rec);
+  recorder_Init(&slow_rec);
+  slow_rec.sleep_ms = 10;  // slower than the writes
+  natcdWatchOptions o = _opts();
+  natcdWatch* fast = NULL;
+  ASSERT_OK(natcdWatch_Create(&fast, g_client, NATCD_STR(prefix), NULL, 0, from, &o,
+                              recorder_Handler, &fast_rec));
+  o.group_pending_msgs = 2;
+  natcdWatch* slow = NULL;
+  ASSERT_OK(natcdWatch_Create(&slow, g_client, NATCD_STR(prefix), NULL, 0, from, &o,
+                              recorder_Handler, &slow_rec));
+  assert_true(WAIT_FOR(_inGroup(fast) && _inGroup(slow), 5000));
+  writer wr = {.client = g_client, .prefix = prefix, .n = kWrites};
+  _writerMain(&wr);
+  if (wr.status != natcdStatus_OK) fail_msg("writer: %s", wr.error);
+  // The fast member has everything while the slow one is still far behind
+  // (80 events at 10 ms each).
+  assert_true(WAIT_FOR(_lastRevision(fast) >= wr.last_revision, 5000));
+  assert_true(_lastRevision(slow) < wr.last_revision);
+  _expectExactlyOnce(&fast_rec, fast, prefix, kWrites, from, wr.last_revision);
+  _expectExactlyOnce(&slow_rec, slow, prefix, kWrites, from, wr.last_revision);
+  _printStats("fast member", fast);
+  _printStats("slow member", slow);
+  natcdWatchStats st;
+  ASSERT_OK(natcdWatch_GetStats(&st, fast));
+  assert_int_equal(st.resumes, 0);
+  assert_int_equal(st.group_joins, 1);
+  ASSERT_OK(natcdWatch_GetStats(&st, slow));
+  assert_true(st.gaps >= 1);
+  assert_true(st.resumes >= 1);
+  assert_int_equal(st.duplicates, 0);
+  natcdWatch_Destroy(fast);
+  natcdWatch_Destroy(slow);
+  recorder_Destroy(&fast_rec);
+  recorder_Destroy(&slow_rec);
+}
+
 const struct CMUnitTest slow_consumer_tests[] = {
     cmocka_unit_test(test_watch_slow_consumer_resumes_exactly),
+    cmocka_unit_test(test_group_slow_member_resumes_exactly),
 };
 const size_t slow_consumer_tests_count = sizeof slow_consumer_tests / sizeof slow_consumer_tests[0];

@@ -376,9 +376,128 @@ static void test_watch_stream_logic(void** state) {
   pthread_mutex_destroy(&f.mu);
 }
 
+static bool _inGroup(natcdWatch* w) {
+  natcdWatchStats st;
+  natcdWatch_GetStats(&st, w);
+  return st.in_group;
+}
+
+// Watches of one prefix that differ in prev_kv or filters get different
+// groups: each sees exactly what it asked for; one that opts out keeps its
+// own stream.
+static void test_group_shapes_never_mix(void** state) {
+  (void)state;
+  enum { kPlain, kPrevKv, kNoPut, kNoDelete, kNoGroup, kWatches };
+  recorder recs[kWatches];
+  natcdWatch* ws[kWatches];
+  for (int i = 0; i < kWatches; ++i) {
+    recorder_Init(&recs[i]);
+    natcdWatchOptions o = _opts();
+    o.prefix = true;
+    o.prev_kv = i == kPrevKv;
+    o.no_put = i == kNoPut;
+    o.no_delete = i == kNoDelete;
+    o.no_group = i == kNoGroup;
+    ASSERT_OK(natcdWatch_Create(&ws[i], g_client, NATCD_STR("/gm/"), NULL, 0, 0, &o,
+                                recorder_Handler, &recs[i]));
+  }
+  for (int i = 0; i < kWatches; ++i) {
+    if (i != kNoGroup) assert_true(WAIT_FOR(_inGroup(ws[i]), 5000));
+  }
+  const int64_t r1 = test_Put(g_client, "/gm/a", "1");
+  const int64_t r2 = test_Put(g_client, "/gm/a", "2");
+  natcdDeleteResponse* d = NULL;
+  ASSERT_OK(natcdKV_Delete(&d, g_client, NATCD_STR("/gm/a"), NULL));
+  const int64_t r3 = d->header.revision;
+  natcdDeleteResponse_Destroy(d);
+  const size_t expected[kWatches] = {3, 3, 1, 2, 3};
+  for (int i = 0; i < kWatches; ++i) {
+    assert_true(
+        WAIT_FOR(recorder_CountKind(&recs[i], natcdWatchNotice_Event) >= expected[i], 3000));
+  }
+  natcdFixture_SleepMs(3 * TEST_HEARTBEAT_MS);  // nothing else comes
+  for (int i = 0; i < kWatches; ++i) {
+    assert_int_equal(recorder_CountKind(&recs[i], natcdWatchNotice_Event), expected[i]);
+    for (size_t e = 0; e < expected[i]; ++e) {
+      recordedNotice n = recorder_At(&recs[i], e);
+      // prev_kv only where asked for (r1 had no previous value).
+      assert_int_equal(n.has_prev, i == kPrevKv && n.revision != r1);
+    }
+  }
+  assert_int_equal(recorder_At(&recs[kNoPut], 0).revision, r3);
+  assert_int_equal(recorder_At(&recs[kNoPut], 0).type, natcdEventType_Delete);
+  assert_int_equal(recorder_At(&recs[kNoDelete], 1).revision, r2);
+  assert_int_equal(recorder_At(&recs[kPrevKv], 2).revision, r3);
+  assert_string_equal(recorder_At(&recs[kPrevKv], 2).prev_value, "2");
+  for (int i = 0; i < kWatches; ++i) {
+    natcdWatchStats st;
+    ASSERT_OK(natcdWatch_GetStats(&st, ws[i]));
+    assert_int_equal(st.in_group, i != kNoGroup);
+    assert_int_equal(st.group_joins, i != kNoGroup ? 1 : 0);
+    assert_int_equal(st.resumes, 0);
+    natcdWatch_Destroy(ws[i]);
+    recorder_Destroy(&recs[i]);
+  }
+}
+
+// What a member of the thousand saw: events counted, in order, once.
+typedef struct counter {
+  atomic_int events;
+  atomic_bool bad;
+  int64_t last;  // the watch's own thread only
+} counter;
+
+static void _countHandler(natcdWatch* w, const natcdWatchNotice* n, void* closure) {
+  (void)w;
+  counter* c = closure;
+  if (n->kind != natcdWatchNotice_Event) return;
+  if (n->revision <= c->last) atomic_store(&c->bad, true);
+  c->last = n->revision;
+  atomic_fetch_add(&c->events, 1);
+}
+
+// 1,000 watches of one prefix share one group and all get every event.
+static void test_group_thousand_watchers(void** state) {
+  (void)state;
+  enum { kWatches = 1000, kWrites = 20 };
+  counter* counts = calloc(kWatches, sizeof *counts);
+  natcdWatch** ws = calloc(kWatches, sizeof *ws);
+  assert_non_null(counts);
+  assert_non_null(ws);
+  const int64_t started = natcdFixture_NowMs();
+  natcdWatchOptions o = _opts();
+  o.prefix = true;
+  for (int i = 0; i < kWatches; ++i) {
+    ASSERT_OK(natcdWatch_Create(&ws[i], g_client, NATCD_STR("/g1k/"), NULL, 0, 0, &o, _countHandler,
+                                &counts[i]));
+  }
+  for (int i = 0; i < kWatches; ++i) assert_true(WAIT_FOR(_inGroup(ws[i]), 10000));
+  for (int i = 0; i < kWrites; ++i) test_Put(g_client, "/g1k/k", "v");
+  for (int i = 0; i < kWatches; ++i) {
+    assert_true(WAIT_FOR(atomic_load(&counts[i].events) >= kWrites, 10000));
+  }
+  print_message("  1,000 members: created, joined and delivered in %lld ms\n",
+                (long long)(natcdFixture_NowMs() - started));
+  natcdFixture_SleepMs(3 * TEST_HEARTBEAT_MS);
+  for (int i = 0; i < kWatches; ++i) {
+    assert_int_equal(atomic_load(&counts[i].events), kWrites);
+    assert_false(atomic_load(&counts[i].bad));
+    natcdWatchStats st;
+    ASSERT_OK(natcdWatch_GetStats(&st, ws[i]));
+    assert_int_equal(st.resumes, 0);
+  }
+  for (int i = 0; i < kWatches; ++i) natcdWatch_Destroy(ws[i]);
+  free(ws);
+  free(counts);
+}
+
 const struct CMUnitTest watch_tests[] = {
-    cmocka_unit_test(test_watch_stream_logic),        cmocka_unit_test(test_watch_events),
-    cmocka_unit_test(test_watch_filters_and_history), cmocka_unit_test(test_watch_progress),
+    cmocka_unit_test(test_group_shapes_never_mix),
+    cmocka_unit_test(test_group_thousand_watchers),
+    cmocka_unit_test(test_watch_stream_logic),
+    cmocka_unit_test(test_watch_events),
+    cmocka_unit_test(test_watch_filters_and_history),
+    cmocka_unit_test(test_watch_progress),
     cmocka_unit_test(test_watch_compacted_at_create),
 };
 const size_t watch_tests_count = sizeof watch_tests / sizeof watch_tests[0];

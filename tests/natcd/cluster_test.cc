@@ -490,9 +490,101 @@ TEST_F(SlowHeartbeatClusterTest, TheFirstLeaderPublishesTheFirstWriteAtOnce) {
   EXPECT_LT(waited, 500) << "the first leader held its first event back";
 }
 
-// A watch (natcd's C client) while every member is killed in turn, the
-// leader first: the client sees every event once, in order. A watch on a member
-// that died is re-created by the client from its last revision + 1.
+// Watches (natcd's C client, in watch groups: three of one shape, one with
+// prev_kv) while every member is killed in turn, the leader first: each sees
+// every event once, in order. Watches on a member that died are re-created
+// by the client from their last revision + 1 and join a group again on the
+// member that takes them; the groups' sequences show any loss.
+TEST_F(ClusterTest, WatchGroupsAcrossFailoversMissNothing) {
+  natcdClientOptions client_options;
+  natcdClientOptions_Init(&client_options);
+  natcdClient* client = nullptr;
+  ASSERT_EQ(natcdClient_Create(&client, client_->nc(), &client_options), natcdStatus_OK);
+  struct Seen {
+    std::mutex mu;
+    std::vector<std::pair<int64_t, std::string>> events;  // (revision, key)
+  };
+  constexpr int kWatches = 4;  // the last one with prev_kv
+  std::vector<std::unique_ptr<Seen>> seen;
+  std::vector<natcdWatch*> watches;
+  for (int i = 0; i < kWatches; ++i) {
+    seen.push_back(std::make_unique<Seen>());
+    natcdWatchOptions watch_options{};
+    watch_options.prefix = true;
+    watch_options.heartbeat_ms = kWatchHeartbeatMs;
+    watch_options.prev_kv = i == kWatches - 1;
+    natcdWatch* watch = nullptr;
+    ASSERT_EQ(natcdWatch_Create(
+                  &watch, client, "/wf/", 4, nullptr, 0, 0, &watch_options,
+                  [](natcdWatch*, const natcdWatchNotice* notice, void* closure) {
+                    if (notice->kind != natcdWatchNotice_Event) return;
+                    auto* s = static_cast<Seen*>(closure);
+                    std::lock_guard<std::mutex> lock(s->mu);
+                    s->events.emplace_back(notice->revision,
+                                           std::string(static_cast<const char*>(notice->kv->key),
+                                                       notice->kv->key_len));
+                  },
+                  seen.back().get()),
+              natcdStatus_OK);
+    watches.push_back(watch);
+  }
+  auto in_groups = [&] {
+    for (natcdWatch* watch : watches) {
+      natcdWatchStats stats{};
+      if (natcdWatch_GetStats(&stats, watch) != natcdStatus_OK || !stats.in_group) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(WaitFor(in_groups, 10'000, 20)) << "the watches did not join their groups";
+  int next = 0;
+  auto write = [&](int n) {
+    for (int i = 0; i < n; i++, next++) {
+      ASSERT_TRUE(PutAcked("/wf/k" + std::to_string(next), "v")) << next;
+    }
+  };
+  // Every member is killed once (so the one holding the watches is), the
+  // leader first; the other two keep the quorum.
+  write(15);
+  std::vector<std::string> order = {LeaderName()};
+  for (const std::string& name : kNames) {
+    if (name != order[0]) order.push_back(name);
+  }
+  for (const std::string& name : order) {
+    members_[name]->Kill();
+    write(15);
+    ASSERT_TRUE(members_[name]->Start());
+  }
+  const int64_t last = Revision(client_.get());
+  for (int i = 0; i < kWatches; ++i) {
+    natcdWatchStats stats{};
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return natcdWatch_GetStats(&stats, watches[i]) == natcdStatus_OK &&
+                 stats.last_revision >= last;
+        },
+        15'000, 50))
+        << "watch " << i << " stopped at revision " << stats.last_revision << " of " << last;
+    EXPECT_GE(stats.group_joins, 1) << i;
+    std::cout << "watch " << i << ": " << stats.events << " events while each member was killed, "
+              << stats.resumes << " resumes, " << stats.group_joins << " group joins" << std::endl;
+  }
+  EXPECT_TRUE(WaitFor(in_groups, 10'000, 20)) << "the watches are back in groups";
+  for (natcdWatch* watch : watches) natcdWatch_Destroy(watch);
+  natcdClient_Destroy(client);
+  for (int i = 0; i < kWatches; ++i) {
+    std::set<std::string> keys;
+    int64_t previous = 0;
+    for (const auto& [revision, key] : seen[i]->events) {
+      EXPECT_GT(revision, previous) << "watch " << i << ": out of order or repeated at " << key;
+      previous = revision;
+      keys.insert(key);
+    }
+    EXPECT_EQ(keys.size(), static_cast<size_t>(next)) << i;
+    EXPECT_EQ(seen[i]->events.size(), static_cast<size_t>(next)) << i;
+  }
+}
+
+// The same with a watch that opts out of groups: its own stream, as before.
 TEST_F(ClusterTest, AWatchAcrossFailoversMissesNothing) {
   natcdClientOptions client_options;
   natcdClientOptions_Init(&client_options);
@@ -505,6 +597,7 @@ TEST_F(ClusterTest, AWatchAcrossFailoversMissesNothing) {
   natcdWatchOptions watch_options{};
   watch_options.prefix = true;
   watch_options.heartbeat_ms = kWatchHeartbeatMs;
+  watch_options.no_group = true;
   natcdWatch* watch = nullptr;
   ASSERT_EQ(natcdWatch_Create(
                 &watch, client, "/wf/", 4, nullptr, 0, 0, &watch_options,

@@ -268,6 +268,75 @@ TEST_F(WatchTest, JsonWatchOfALargeRevisionFitsTheMaxPayload) {
   EXPECT_EQ(events, 60u);
 }
 
+// A JSON client (what a nats.js one sends) through the watch group
+// protocol of PROTOCOL.md: offer on its inbox, subscribe, ack saying so,
+// the join, then the events on the group subject, numbered by groupSeq.
+TEST_F(WatchTest, JsonClientJoinsAGroupAndGetsItsEventsThere) {
+  client_->Put("/wg/a", "0");
+  Sub inbox(client_->nc());
+  JsonReply created =
+      CallJson(client_.get(), "watch.create",
+               "{\"key\":\"" + B64("/wg/") + "\",\"rangeEnd\":\"" + B64("/wg0") +
+                   "\",\"startRevision\":\"1\",\"group\":true,\"deliverSubject\":\"" +
+                   inbox.subject() + "\"}");
+  ASSERT_TRUE(created.reply.ok()) << created.reply.error;
+  const std::string id = created.json["watchId"].text;
+  auto ack = [&](const std::string& body) {
+    natsMsg* msg = nullptr;
+    std::string subject = client_->Subject("watch.ack");
+    natsMsg_Create(&msg, subject.c_str(), nullptr, body.data(), static_cast<int>(body.size()));
+    natsMsgHeader_Set(msg, "Content-Type", "application/json");
+    natsConnection_PublishMsg(client_->nc(), msg);
+    natsMsg_Destroy(msg);
+  };
+  // The history on the inbox, then the offer.
+  auto history = inbox.Next();
+  ASSERT_TRUE(history);
+  auto json = Json::Parse(history->data);
+  ASSERT_TRUE(json);
+  ASSERT_EQ((*json)["events"].size(), 1u);
+  ack("{\"watchId\":\"" + id + "\",\"seq\":\"1\"}");
+  auto offer = inbox.Next();
+  ASSERT_TRUE(offer);
+  json = Json::Parse(offer->data);
+  ASSERT_TRUE(json);
+  EXPECT_EQ((*json)["seq"].text, "2");
+  const std::string group_subject = (*json)["groupSubject"].text;
+  const std::string group_id = (*json)["groupId"].text;
+  ASSERT_EQ(group_subject.rfind(client_->Subject("watch.group."), 0), 0u) << offer->data;
+  ASSERT_FALSE(group_id.empty());
+  Sub group(client_->nc(), group_subject);
+  ack("{\"watchId\":\"" + id + "\",\"seq\":\"2\",\"groupSubscribed\":true,\"groupId\":\"" +
+      group_id + "\"}");
+  auto join = inbox.Next();
+  ASSERT_TRUE(join) << "no join";
+  json = Json::Parse(join->data);
+  ASSERT_TRUE(json);
+  EXPECT_EQ((*json)["seq"].text, "3");
+  EXPECT_EQ((*json)["groupId"].text, group_id);
+  EXPECT_EQ((*json)["header"]["revision"].text, "1");
+  const uint64_t from = std::stoull((*json)["groupSeq"].text);
+  client_->Put("/wg/b", "1");
+  for (;;) {
+    auto m = group.Next();
+    ASSERT_TRUE(m) << "no group message with the event";
+    json = Json::Parse(m->data);
+    ASSERT_TRUE(json);
+    const uint64_t group_seq = std::stoull((*json)["groupSeq"].text);
+    if (group_seq < from) continue;  // before the join (a heartbeat)
+    EXPECT_EQ((*json)["groupId"].text, group_id);
+    if ((*json)["events"].size() == 0) continue;  // a heartbeat
+    ASSERT_EQ((*json)["events"].size(), 1u);
+    EXPECT_EQ((*json)["events"][0]["kv"]["modRevision"].text, "2");
+    break;
+  }
+  EXPECT_FALSE(inbox.Next(300)) << "a member gets nothing more on its inbox";
+  // A cancel by the member's watch ID still works.
+  JsonReply canceled = CallJson(client_.get(), "watch.cancel", "{\"watchId\":\"" + id + "\"}");
+  ASSERT_TRUE(canceled.reply.ok()) << canceled.reply.error;
+  EXPECT_TRUE(canceled.json["canceled"].boolean);
+}
+
 // One event whose kv plus prev_kv is larger than the max payload goes
 // without its prev_kv; one too large even alone ends the watch with a reason
 // naming its revision and header.revision = the last revision delivered.

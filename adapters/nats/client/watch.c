@@ -11,6 +11,16 @@
 // A resume asks for last_rev + 1 on a NEW inbox, so messages of the old
 // stream can never be mixed in, and any event at or below last_rev is
 // dropped anyway.
+//
+// Watch groups (PROTOCOL.md): unless no_group, the create asks for one. An
+// offer on the watch's inbox names the group's subject: the worker
+// subscribes it (synchronously: its messages wait in that subscription
+// until the join) and acks the offer saying so. The join, on the inbox,
+// gives the group_seq from which the group's messages continue the stream;
+// the worker then reads the group's subscription (and still the inbox, for
+// a reclaim), drops group messages below that seq, and resumes on a gap
+// exactly as on a seq gap of its own stream. It acks the group's
+// heartbeats, which keeps it a member.
 #include "internal.h"
 
 #include <stdio.h>
@@ -33,6 +43,8 @@ struct natcdWatch {
   bool progress_notify;
   int64_t heartbeat_ms;
   bool continue_after_compaction;
+  bool group;  // ask for a watch group
+  int group_pending_msgs;
   natcdWatchHandler handler;
   void* closure;
   char* ack_subject;
@@ -41,6 +53,10 @@ struct natcdWatch {
   // The worker's (and natcdWatch_Create's, before the worker starts).
   natsSubscription* sub;
   natsInbox* inbox;
+  natsSubscription* group_sub;  // the offered group's subject, once subscribed
+  int64_t group_id;             // of group_sub
+  bool joined;                  // the stream continues on group_sub
+  uint64_t group_next_seq;
   uint64_t next_seq;
   int64_t last_rev;
   int64_t last_activity;
@@ -61,7 +77,7 @@ struct natcdWatch {
 
   pthread_t thread;
   bool started;
-  bool joined;
+  bool thread_joined;
 };
 
 static bool _stopped(natcdWatch* w) {
@@ -89,6 +105,17 @@ static uint64_t _reconnects(natcdWatch* w) {
   return n;
 }
 
+static void _leaveGroup(natcdWatch* w) {
+  natsSubscription_Destroy(w->group_sub);
+  w->group_sub = NULL;
+  w->group_id = 0;
+  w->joined = false;
+  w->group_next_seq = 0;
+  pthread_mutex_lock(&w->mu);
+  w->stats.in_group = false;
+  pthread_mutex_unlock(&w->mu);
+}
+
 static void _freeFrags(natcdWatch* w) {
   for (size_t i = 0; i < w->n_frags; ++i) {
     protobuf_c_message_free_unpacked(&w->frags[i]->base, NULL);
@@ -112,6 +139,7 @@ static void _detach(natcdWatch* w, bool tell_server) {
   }
   natsSubscription_Destroy(w->sub);
   w->sub = NULL;
+  _leaveGroup(w);
   natsInbox_Destroy(w->inbox);
   w->inbox = NULL;
   _freeFrags(w);
@@ -148,6 +176,7 @@ static natcdStatus _attach(natcdWatch* w, int64_t start_revision, int64_t* compa
   req.prev_kv = w->prev_kv;
   req.fragment = true;
   req.deliver_subject = inbox;
+  req.group = w->group;
   ProtobufCMessage* reply = NULL;
   // One attempt: a retry must use a new inbox (a create whose reply was
   // lost may still have made a watch that publishes to this one).
@@ -274,18 +303,73 @@ static bool _resume(natcdWatch* w) {
   }
 }
 
-static void _ack(natcdWatch* w, int64_t watch_id, uint64_t seq) {
+static void _ackGroup(natcdWatch* w, int64_t watch_id, uint64_t seq, bool group_subscribed,
+                      int64_t group_id) {
   Natcd__V1__WatchAckRequest ack;
   natcd__v1__watch_ack_request__init(&ack);
   ack.watch_id = watch_id;
   ack.seq = seq;
-  uint8_t buf[32];
+  ack.group_subscribed = group_subscribed;
+  ack.group_id = group_id;
+  uint8_t buf[64];
   size_t len = natcd__v1__watch_ack_request__pack(&ack, buf);
   (void)natsConnection_Publish(w->client->nc, w->ack_subject, buf, (int)len);
   w->last_activity = _nowMs();
 }
 
+static void _ack(natcdWatch* w, int64_t watch_id, uint64_t seq) {
+  _ackGroup(w, watch_id, seq, false, 0);
+}
+
 typedef enum { _kContinue, _kResume, _kEnd } _outcome;
+
+// A bookmark that is no notice for the handler (an offer or a join).
+static void _bookmark(natcdWatch* w, const Natcd__V1__WatchResponse* r) {
+  const int64_t bookmark = r->header != NULL ? r->header->revision : 0;
+  if (bookmark > w->last_rev) w->last_rev = bookmark;
+  pthread_mutex_lock(&w->mu);
+  if (w->last_rev > w->stats.last_revision) w->stats.last_revision = w->last_rev;
+  pthread_mutex_unlock(&w->mu);
+}
+
+// Handles an offer or a join on the inbox (r->seq already checked; r is
+// freed here). Returns false for a join that does not fit (resume).
+static bool _groupControl(natcdWatch* w, Natcd__V1__WatchResponse* r) {
+  const bool offer = r->group_subject != NULL && r->group_subject[0] != '\0';
+  const int64_t id = r->watch_id;
+  const uint64_t seq = r->seq;
+  const int64_t group_id = r->group_id;
+  bool ok = true;
+  bool subscribed = false;
+  _bookmark(w, r);
+  if (offer) {
+    // A new offer replaces an earlier one (its group ended before the join).
+    _leaveGroup(w);
+    natsSubscription* sub = NULL;
+    if (natsConnection_SubscribeSync(&sub, w->client->nc, r->group_subject) == NATS_OK) {
+      // The group publishes without a window: what waits here is bounded
+      // by the pending limit, past which NATS drops (a gap: resume).
+      if (w->group_pending_msgs > 0) {
+        (void)natsSubscription_SetPendingLimits(sub, w->group_pending_msgs, -1);
+      }
+      w->group_sub = sub;
+      w->group_id = group_id;
+      subscribed = true;
+    }
+  } else if (w->group_sub != NULL && group_id == w->group_id && !w->joined) {
+    w->joined = true;
+    w->group_next_seq = r->group_seq;
+    pthread_mutex_lock(&w->mu);
+    w->stats.group_joins++;
+    w->stats.in_group = true;
+    pthread_mutex_unlock(&w->mu);
+  } else {
+    ok = false;  // a join to a group this watch did not subscribe
+  }
+  protobuf_c_message_free_unpacked(&r->base, NULL);
+  if (ok) _ackGroup(w, id, seq, subscribed, subscribed ? group_id : 0);
+  return ok;
+}
 
 // The event at position i of the complete revision set (fragments, then r).
 static const Natcd__V1__Event* _eventAt(natcdWatch* w, const Natcd__V1__WatchResponse* r,
@@ -437,8 +521,17 @@ static void* _watchMain(void* arg) {
       resume = true;
       continue;
     }
+    // Once joined the stream is the group's; the inbox may still bring a
+    // reclaim (checked first, without waiting).
+    bool from_group = w->joined;
+    if (from_group) {
+      int pending = 0;
+      if (natsSubscription_GetPending(w->sub, &pending, NULL) == NATS_OK && pending > 0) {
+        from_group = false;
+      }
+    }
     natsMsg* msg = NULL;
-    natsStatus ns = natsSubscription_NextMsg(&msg, w->sub, kPollMs);
+    natsStatus ns = natsSubscription_NextMsg(&msg, from_group ? w->group_sub : w->sub, kPollMs);
     if (ns == NATS_TIMEOUT) {
       if (_nowMs() - w->last_activity > kSilentHeartbeats * w->heartbeat_ms) {
         pthread_mutex_lock(&w->mu);
@@ -469,6 +562,36 @@ static void* _watchMain(void* arg) {
       resume = true;  // undecodable: trust nothing after it
       continue;
     }
+    if (from_group) {
+      if (r->group_seq < w->group_next_seq) {
+        // Published before the join: the inbox delivered those events.
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+        continue;
+      }
+      if (r->group_seq != w->group_next_seq || r->group_id != w->group_id) {
+        // NATS dropped group messages (a slow subscriber): resume.
+        pthread_mutex_lock(&w->mu);
+        w->stats.gaps++;
+        pthread_mutex_unlock(&w->mu);
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+        resume = true;
+        continue;
+      }
+      w->group_next_seq++;
+      const uint64_t group_seq = r->group_seq;
+      const int64_t group_id = r->group_id;
+      // Heartbeats (messages without events) are acknowledged: they keep
+      // the watch a member.
+      const bool heartbeat = r->n_events == 0 && !r->canceled && !r->fragment;
+      pthread_mutex_lock(&w->mu);
+      const int64_t id = w->watch_id;
+      pthread_mutex_unlock(&w->mu);
+      _outcome out = _process(w, r);
+      if (heartbeat && out == _kContinue) _ackGroup(w, id, group_seq, false, group_id);
+      if (out == _kResume) resume = true;
+      if (out == _kEnd) break;
+      continue;
+    }
     if (r->seq != w->next_seq) {
       // A lost message (or a stranger on our inbox): start over from what
       // was delivered.
@@ -480,6 +603,10 @@ static void* _watchMain(void* arg) {
       continue;
     }
     w->next_seq++;
+    if (r->group_id != 0 && !r->canceled && r->n_events == 0) {
+      if (!_groupControl(w, r)) resume = true;
+      continue;
+    }
     const uint64_t seq = r->seq;
     const int64_t id = r->watch_id;
     const bool canceled = r->canceled;
@@ -541,6 +668,8 @@ natcdStatus _watchCreate(natcdWatch** out, natcdClient* client, const void* key,
   w->no_put = opts->no_put;
   w->no_delete = opts->no_delete;
   w->progress_notify = opts->progress_notify;
+  w->group = !opts->no_group;
+  w->group_pending_msgs = opts->group_pending_msgs;
   w->heartbeat_ms = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : 5000;
   w->continue_after_compaction = continue_after_compaction;
   w->resumed_at = -1;
@@ -648,9 +777,9 @@ void natcdWatch_Cancel(natcdWatch* w) {
   w->stop = true;
   pthread_cond_broadcast(&w->cond);
   pthread_mutex_unlock(&w->mu);
-  if (w->started && !w->joined && !pthread_equal(pthread_self(), w->thread)) {
+  if (w->started && !w->thread_joined && !pthread_equal(pthread_self(), w->thread)) {
     pthread_join(w->thread, NULL);
-    w->joined = true;
+    w->thread_joined = true;
   }
 }
 

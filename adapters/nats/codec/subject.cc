@@ -128,6 +128,15 @@ std::string LeaseIdHex(int64_t id) {
   return out;
 }
 
+std::string WatchGroupSubject(std::string_view prefix, uint64_t member_id, int64_t group_id) {
+  std::string out(prefix);
+  out += ".watch.group.";
+  out += LeaseIdHex(static_cast<int64_t>(member_id));
+  out += '.';
+  out += LeaseIdHex(group_id);
+  return out;
+}
+
 bool ParseLeaseIdHex(std::string_view hex, int64_t* id) {
   if (hex.empty() || hex.size() > 16) return false;
   uint64_t bits = 0;

@@ -73,6 +73,11 @@ std::string EventSubject(std::string_view prefix, std::string_view key);
 // `P.lease.keepalive.<id>` and the Natcd-Lease header.
 std::string LeaseIdHex(int64_t id);
 
+// The subject of a watch group (PROTOCOL.md, "Watch groups"):
+// prefix + ".watch.group." + member ID + "." + group ID, both IDs as
+// LeaseIdHex prints them.
+std::string WatchGroupSubject(std::string_view prefix, uint64_t member_id, int64_t group_id);
+
 // Parses 1 to 16 hex digits (either case, no sign, no "0x") into *id, the
 // inverse of LeaseIdHex. Returns false and leaves *id unchanged otherwise.
 [[nodiscard]] bool ParseLeaseIdHex(std::string_view hex, int64_t* id);

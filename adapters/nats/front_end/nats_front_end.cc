@@ -319,10 +319,12 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
       auto* in = reinterpret_cast<const Natcd__V1__WatchAckRequest*>(body.get());
       const int64_t id = in->watch_id;
       const uint64_t seq = in->seq;
+      const bool group_subscribed = in->group_subscribed;
+      const int64_t group_id = in->group_id;
       // Acks are published, not requested: no reply.
-      member_->RunOnMemberThread([this, id, seq](Engine&) {
+      member_->RunOnMemberThread([this, id, seq, group_subscribed, group_id](Engine&) {
         on_member_thread_.AssertHeld();
-        if (streams_) streams_->Ack(id, seq);
+        if (streams_) streams_->Ack(id, seq, group_subscribed, group_id);
       });
       return;
     }
@@ -412,14 +414,24 @@ void NatsFrontEnd::CreateWatch(Engine& engine, NatsResponder& responder, const U
     return;
   }
   WatchId id = in->watch_id;
-  while (id == 0) id = static_cast<int64_t>(rng_() >> 1);
+  while (id == 0 || streams_->Has(id)) {
+    if (id != 0) {
+      // A member of a group has no hub watcher any more: its ID is still taken.
+      responder.RespondStatus(Status::InvalidArgument(
+          "ErrWatcherDuplicateID",
+          "etcdserver: mvcc: duplicate watch ID provided on the WatchStream"));
+      return;
+    }
+    id = static_cast<int64_t>(rng_() >> 1);
+  }
   Result<WatchId> created = engine.watches().Create(watch, id);
   if (!created.ok()) {
     responder.RespondStatus(created.status());
     return;
   }
   streams_->Add(*created, deliver, json,
-                watch.start_revision > 0 ? watch.start_revision - 1 : committed.revision);
+                watch.start_revision > 0 ? watch.start_revision - 1 : committed.revision,
+                in->group ? &watch : nullptr);
   response.watch_id = *created;
   response.created = true;
   response.heartbeat_ms = options_.watch.heartbeat_ms;
@@ -450,7 +462,7 @@ void NatsFrontEnd::RequestProgress(Engine& engine, NatsResponder& responder, int
     responder.RespondStatus(Status::NotFound("ErrWatchNotFound", "no watch " + std::to_string(id)));
     return;
   }
-  Status s = engine.watches().RequestProgress(id);
+  Status s = streams_->RequestProgress(id);
   if (!s.ok()) {
     responder.RespondStatus(s);
     return;
@@ -469,7 +481,7 @@ void NatsFrontEnd::Attach(Engine* engine) {
   on_member_thread_.AssertHeld();
   engine_ = engine;
   streams_ = std::make_unique<WatchStreams>(nc_, &engine->watches(), engine, clock_, options_.watch,
-                                            reply_.header);
+                                            reply_.header, options_.prefix);
 }
 
 void NatsFrontEnd::Detach() {
@@ -483,7 +495,13 @@ void NatsFrontEnd::Detach() {
 
 void NatsFrontEnd::AfterTurn() {
   on_member_thread_.AssertHeld();
-  if (streams_) streams_->Deliver();
+  if (streams_) {
+    streams_->Deliver();
+    if (options_.metrics != nullptr) {
+      options_.metrics->watch_groups.Set(static_cast<int64_t>(streams_->groups()));
+      options_.metrics->watch_group_members.Set(static_cast<int64_t>(streams_->members()));
+    }
+  }
   transport_->ExpireForwards(/*stopping=*/false);
 }
 

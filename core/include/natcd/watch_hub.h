@@ -169,6 +169,12 @@ class WatchHub {
     bool progress_first = false;  // Poll's next message is a progress notification
   };
   Backlog BacklogOf(WatchId id) const;
+  // True when the watcher is synced, every one of its events up to the last
+  // notified revision was taken by Poll and nothing else is queued for it;
+  // *revision is then that revision. Two drained watchers of the same range
+  // and filters have had exactly the same events, so a consumer may hand
+  // one's client over to the other's stream (watch groups) at *revision.
+  bool Drained(WatchId id, int64_t* revision) const;
 
   // etcd's RequestProgress for one watcher: queues a progress notification
   // once the watcher is synced and has nothing queued (so the bookmark is

@@ -58,6 +58,8 @@ TEST(MemberMetricsTest, EtcdNamesTypesAndHelp) {
            {"natcd_forwarded_requests_total", "counter", nullptr},
            {"natcd_watch_slow_consumer_cancels_total", "counter", nullptr},
            {"natcd_events_published_total", "counter", nullptr},
+           {"natcd_watch_groups", "gauge", nullptr},
+           {"natcd_watch_group_members", "gauge", nullptr},
            {"natcd_request_duration_seconds", "histogram", nullptr},
        }) {
     ASSERT_TRUE(p.families.count(e.name)) << e.name;

@@ -256,6 +256,46 @@ TEST(WatchHubTest, BacklogOfCountsWhatPollWouldTake) {
   EXPECT_EQ(h.hub->BacklogOf(12345).events, 0u) << "unknown watcher";
 }
 
+// Drained: synced, nothing left for Poll, and at the last notified revision
+// (what a consumer needs to hand a watcher's client over to another
+// watcher's stream: watch groups).
+TEST(WatchHubTest, DrainedMeansEveryEventUpToTheNotifiedRevisionWasTaken) {
+  Harness h;
+  h.Put("a1", "1");
+  WatchId id = h.MustCreate(Opts("a", "b", 1));
+  int64_t revision = -1;
+  EXPECT_FALSE(h.hub->Drained(id, &revision)) << "unsynced";
+  h.SyncAll();
+  EXPECT_FALSE(h.hub->Drained(id, &revision)) << "its event is still queued";
+  EXPECT_EQ(Harness::EventsOf(h.PollAll(id)).size(), 1u);
+  ASSERT_TRUE(h.hub->Drained(id, &revision));
+  EXPECT_EQ(revision, 1);
+  h.Put("c", "not watched");
+  ASSERT_TRUE(h.hub->Drained(id, &revision)) << "nothing of its own came";
+  EXPECT_EQ(revision, 2);
+  h.Put("a2", "2");
+  EXPECT_FALSE(h.hub->Drained(id, &revision));
+  ASSERT_TRUE(h.hub->RequestProgress(id).ok());
+  EXPECT_EQ(Harness::EventsOf(h.PollAll(id)).size(), 1u);
+  ASSERT_TRUE(h.hub->Drained(id, &revision));
+  EXPECT_EQ(revision, 3);
+  ASSERT_TRUE(h.hub->RequestProgress(id).ok());
+  EXPECT_FALSE(h.hub->Drained(id, &revision)) << "a progress notification is queued";
+  h.PollAll(id);
+  EXPECT_TRUE(h.hub->Drained(id, &revision));
+  // Not where the others are: a watcher from a future revision, and one
+  // from "now" while a commit is on its way to Notify.
+  WatchId future = h.MustCreate(Opts("a", "b", 10));
+  EXPECT_FALSE(h.hub->Drained(future, &revision));
+  h.Put("x", "held", /*hold=*/true);
+  WatchId now = h.MustCreate(Opts("a", "b"));
+  EXPECT_FALSE(h.hub->Drained(now, &revision));
+  h.Flush();
+  ASSERT_TRUE(h.hub->Drained(now, &revision));
+  EXPECT_EQ(revision, 4);
+  EXPECT_FALSE(h.hub->Drained(12345, &revision)) << "unknown watcher";
+}
+
 TEST(WatchHubTest, FutureStartRevisionWaits) {
   Harness h;
   WriteMix(h);

@@ -555,6 +555,16 @@ typedef struct natcdWatchOptions {
   /// natcd's --watch-heartbeat-ms (default 5000). The watch assumes its
   /// stream is dead, and re-creates it, after 3 heartbeats of silence.
   int64_t heartbeat_ms;
+  /// Do not join a watch group (PROTOCOL.md, "Watch groups"): the watch
+  /// keeps a stream of its own. By default a watch that has caught up moves
+  /// to the group of its shape, whose messages natcd publishes once for all
+  /// of its members.
+  bool no_group;
+  /// Group messages that may wait for the handler (0: nats.c's default,
+  /// 65536). Beyond it NATS drops them; the watch sees the gap and resumes
+  /// from the last revision delivered, catching up from natcd's history
+  /// with flow control, so a slow handler costs the others nothing.
+  int group_pending_msgs;
 } natcdWatchOptions;
 
 /**
@@ -601,6 +611,8 @@ typedef struct natcdWatchStats {
   int64_t duplicates;            ///< Events dropped because they were already delivered.
   bool ended;                    ///< Canceled, compacted or failed.
   char last_cancel_reason[128];  ///< The last cancel_reason natcd sent.
+  int64_t group_joins;           ///< Times the watch was handed over to a group.
+  bool in_group;                 ///< Its stream is a group's now.
 } natcdWatchStats;
 
 natcdStatus natcdWatch_GetStats(natcdWatchStats* stats, natcdWatch* watch);
