@@ -1,0 +1,120 @@
+// natcdctl alarm list and alarm disarm (etcdctl 3.4's alarm commands), on
+// the C client's natcdMaint_Alarm (P.maint.alarm). Output as etcdctl
+// prints an AlarmResponse: simple (and table, which etcdctl prints as
+// simple) one gogo text line per alarm, "memberID:<decimal> alarm:NOSPACE "
+// (its trailing blank included); json the response's encoding/json form;
+// fields the header, then each alarm's member ID and type.
+#include <memory>
+
+#include "plugin/natcdctl/commands.h"
+
+namespace natcdctl {
+namespace {
+
+// etcd's AlarmMember as gogo's text marshaler prints it (fmt's %+v of
+// the message): proto3 defaults (member 0, NONE) left out.
+std::string AlarmLine(const natcdAlarmMember& a) {
+  std::string out;
+  if (a.member_id != 0) out += "memberID:" + std::to_string(a.member_id) + " ";
+  if (a.alarm != natcdAlarm_None)
+    out += "alarm:" + std::string(natcdAlarmType_GetText(a.alarm)) + " ";
+  return out + "\n";
+}
+
+// header: null for a disarm, whose answer etcd's client assembles from one
+// answer per alarm without a header of its own.
+std::string AlarmOutput(const Printer& printer, const natcdHeader* header,
+                        const std::vector<natcdAlarmMember>& alarms) {
+  std::string out;
+  switch (printer.format) {
+    case Format::kJson: {
+      out = "{";
+      if (header != nullptr) out += "\"header\":" + HeaderJson(*header);
+      if (!alarms.empty()) {
+        out += std::string(header != nullptr ? "," : "") + "\"alarms\":[";
+        for (size_t i = 0; i < alarms.size(); ++i) {
+          std::string one = "{";
+          if (alarms[i].member_id != 0)
+            one += "\"memberID\":" + std::to_string(alarms[i].member_id);
+          if (alarms[i].alarm != natcdAlarm_None) {
+            one += std::string(one.size() > 1 ? "," : "") +
+                   "\"alarm\":" + std::to_string(static_cast<int>(alarms[i].alarm));
+          }
+          out += (i ? "," : "") + one + "}";
+        }
+        out += "]";
+      }
+      return out + "}\n";
+    }
+    case Format::kFields:
+      if (header != nullptr) out = HeaderFields(*header);
+      for (const natcdAlarmMember& a : alarms) {
+        out += "\"MemberID\" : " + std::to_string(a.member_id) +
+               "\n\"AlarmType\" : " + natcdAlarmType_GetText(a.alarm) + "\n\n";
+      }
+      return out;
+    case Format::kSimple:
+    case Format::kTable:
+      for (const natcdAlarmMember& a : alarms) out += AlarmLine(a);
+      return out;
+  }
+  return out;
+}
+
+int AlarmList(Context& ctx) {
+  Conn c;
+  if (int rc = ctx.Open(&c)) return rc;
+  natcdAlarmResponse* r = nullptr;
+  natcdStatus s = natcdMaint_Alarm(&r, c.client, natcdAlarmAction_Get, 0, natcdAlarm_None);
+  if (s != natcdStatus_OK) return LibFail(s);
+  const std::vector<natcdAlarmMember> alarms(r->alarms, r->alarms + r->n_alarms);
+  const natcdHeader header = r->header;
+  natcdAlarmResponse_Destroy(r);
+  Write(AlarmOutput(ctx.printer, &header, alarms));
+  return 0;
+}
+
+// etcd's client disarms "all alarms" (AlarmDisarm of an empty member) as
+// a list, then one deactivation per alarm listed, and answers the alarms
+// those cleared.
+int AlarmDisarm(Context& ctx) {
+  Conn c;
+  if (int rc = ctx.Open(&c)) return rc;
+  natcdAlarmResponse* listed = nullptr;
+  natcdStatus s = natcdMaint_Alarm(&listed, c.client, natcdAlarmAction_Get, 0, natcdAlarm_None);
+  if (s != natcdStatus_OK) return LibFail(s);
+  const std::vector<natcdAlarmMember> raised(listed->alarms, listed->alarms + listed->n_alarms);
+  natcdAlarmResponse_Destroy(listed);
+  std::vector<natcdAlarmMember> cleared;
+  for (const natcdAlarmMember& a : raised) {
+    natcdAlarmResponse* r = nullptr;
+    s = natcdMaint_Alarm(&r, c.client, natcdAlarmAction_Deactivate, a.member_id, a.alarm);
+    if (s != natcdStatus_OK) return LibFail(s);
+    cleared.insert(cleared.end(), r->alarms, r->alarms + r->n_alarms);
+    natcdAlarmResponse_Destroy(r);
+  }
+  Write(AlarmOutput(ctx.printer, nullptr, cleared));
+  return 0;
+}
+
+}  // namespace
+
+void AddAlarmCommands(CLI::App& app, Context& ctx) {
+  auto* alarm = app.add_subcommand("alarm", "Alarm related commands");
+  alarm->require_subcommand(1);
+  auto* disarm = alarm->add_subcommand("disarm", "Disarms all alarms");
+  auto* list = alarm->add_subcommand("list", "Lists all alarms");
+  for (auto* cmd : {disarm, list}) cmd->allow_extras();
+  disarm->callback([&ctx, disarm] {
+    ctx.rc = disarm->remaining().empty()
+                 ? AlarmDisarm(ctx)
+                 : Fail(kExitBadArgs, "alarm disarm command accepts no arguments");
+  });
+  list->callback([&ctx, list] {
+    ctx.rc = list->remaining().empty()
+                 ? AlarmList(ctx)
+                 : Fail(kExitBadArgs, "alarm list command accepts no arguments");
+  });
+}
+
+}  // namespace natcdctl
