@@ -102,18 +102,19 @@ int AlarmDisarm(Context& ctx) {
 void AddAlarmCommands(CLI::App& app, Context& ctx) {
   auto* alarm = app.add_subcommand("alarm", "Alarm related commands");
   alarm->require_subcommand(1);
+  // etcdctl takes any arguments and refuses them itself, with its words.
+  auto extra = std::make_shared<std::vector<std::string>>();
   auto* disarm = alarm->add_subcommand("disarm", "Disarms all alarms");
-  auto* list = alarm->add_subcommand("list", "Lists all alarms");
-  for (auto* cmd : {disarm, list}) cmd->allow_extras();
-  disarm->callback([&ctx, disarm] {
-    ctx.rc = disarm->remaining().empty()
-                 ? AlarmDisarm(ctx)
-                 : Fail(kExitBadArgs, "alarm disarm command accepts no arguments");
+  disarm->add_option("args", *extra)->expected(0, -1);
+  disarm->callback([&ctx, extra] {
+    ctx.rc = extra->empty() ? AlarmDisarm(ctx)
+                            : Fail(kExitBadArgs, "alarm disarm command accepts no arguments");
   });
-  list->callback([&ctx, list] {
-    ctx.rc = list->remaining().empty()
-                 ? AlarmList(ctx)
-                 : Fail(kExitBadArgs, "alarm list command accepts no arguments");
+  auto* list = alarm->add_subcommand("list", "Lists all alarms");
+  list->add_option("args", *extra)->expected(0, -1);
+  list->callback([&ctx, extra] {
+    ctx.rc = extra->empty() ? AlarmList(ctx)
+                            : Fail(kExitBadArgs, "alarm list command accepts no arguments");
   });
 }
 
