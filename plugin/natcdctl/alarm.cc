@@ -1,9 +1,10 @@
 // natcdctl alarm list and alarm disarm (etcdctl 3.4's alarm commands), on
 // the C client's natcdMaint_Alarm (P.maint.alarm). Output as etcdctl
-// prints an AlarmResponse: simple (and table, which etcdctl prints as
-// simple) one gogo text line per alarm, "memberID:<decimal> alarm:NOSPACE "
-// (its trailing blank included); json the response's encoding/json form;
-// fields the header, then each alarm's member ID and type.
+// prints an AlarmResponse: simple one gogo text line per alarm,
+// "memberID:<decimal> alarm:NOSPACE " (its trailing blank included); json
+// the response's encoding/json form; fields the header, then each alarm's
+// member ID and type; table etcdctl refuses ("table not supported as output
+// format", exit 4).
 #include <memory>
 
 #include "plugin/natcdctl/commands.h"
@@ -22,7 +23,8 @@ std::string AlarmLine(const natcdAlarmMember& a) {
 }
 
 // header: null for a disarm, whose answer etcd's client assembles from one
-// answer per alarm without a header of its own.
+// answer per alarm without a header of its own (etcdctl 3.4's fields
+// printer then dies on the missing header; natcdctl prints the alarms).
 std::string AlarmOutput(const Printer& printer, const natcdHeader* header,
                         const std::vector<natcdAlarmMember>& alarms) {
   std::string out;
@@ -53,12 +55,23 @@ std::string AlarmOutput(const Printer& printer, const natcdHeader* header,
                "\n\"AlarmType\" : " + natcdAlarmType_GetText(a.alarm) + "\n\n";
       }
       return out;
+    case Format::kTable:  // refused by Print, as etcdctl does
     case Format::kSimple:
-    case Format::kTable:
       for (const natcdAlarmMember& a : alarms) out += AlarmLine(a);
       return out;
   }
   return out;
+}
+
+// etcdctl's printer has no table for alarms: it says so when it comes to
+// print, after the call (a disarm is made).
+int Print(const Printer& printer, const natcdHeader* header,
+          const std::vector<natcdAlarmMember>& alarms) {
+  if (printer.format == Format::kTable) {
+    return Fail(kExitBadFeature, "table not supported as output format");
+  }
+  Write(AlarmOutput(printer, header, alarms));
+  return 0;
 }
 
 int AlarmList(Context& ctx) {
@@ -70,8 +83,7 @@ int AlarmList(Context& ctx) {
   const std::vector<natcdAlarmMember> alarms(r->alarms, r->alarms + r->n_alarms);
   const natcdHeader header = r->header;
   natcdAlarmResponse_Destroy(r);
-  Write(AlarmOutput(ctx.printer, &header, alarms));
-  return 0;
+  return Print(ctx.printer, &header, alarms);
 }
 
 // etcd's client disarms "all alarms" (AlarmDisarm of an empty member) as
@@ -93,8 +105,7 @@ int AlarmDisarm(Context& ctx) {
     cleared.insert(cleared.end(), r->alarms, r->alarms + r->n_alarms);
     natcdAlarmResponse_Destroy(r);
   }
-  Write(AlarmOutput(ctx.printer, nullptr, cleared));
-  return 0;
+  return Print(ctx.printer, nullptr, cleared);
 }
 
 }  // namespace

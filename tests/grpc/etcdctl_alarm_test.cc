@@ -56,14 +56,21 @@ TEST_F(EtcdctlAlarmTest, NoSpaceThroughEtcdctlAndTheRecoveryEtcdDocuments) {
   ASSERT_TRUE(std::regex_match(list.out, m, std::regex("memberID:([0-9]+) alarm:NOSPACE \n")))
       << list.out;
   const std::string line = list.out;
+  // Every format, its refusal of table included.
   for (const char* format : {"simple", "json", "fields", "table"}) {
     CommandResult theirs = Run({"alarm", "list", "-w", format});
     CommandResult ours = Natcdctl({"alarm", "list", "-w", format});
     EXPECT_EQ(ours.out, theirs.out) << format;
+    EXPECT_EQ(ours.err, theirs.err) << format;
+    EXPECT_EQ(ours.code, theirs.code) << format;
   }
 
   EXPECT_TRUE(EndsWith(Run({"put", "/grpcnospace/small", "x"}).err, kNoSpace));
-  EXPECT_TRUE(EndsWith(Run({"lease", "grant", "60"}).err, kNoSpace));
+  EXPECT_TRUE(
+      EndsWith(Run({"lease", "grant", "60"}).err,
+               "Error: failed to grant lease (etcdserver: mvcc: database space exceeded)\n"));
+  EXPECT_EQ(Natcdctl({"lease", "grant", "60"}).err,
+            "Error: failed to grant lease (etcdserver: mvcc: database space exceeded)\n");
   CommandResult get = Run({"get", "/grpcnospace/deleted"});
   EXPECT_EQ(get.out, "/grpcnospace/deleted\nd\n") << get.err;
   CommandResult del = Run({"del", "/grpcnospace/deleted"});
@@ -101,8 +108,12 @@ TEST_F(EtcdctlAlarmTest, NatcdctlDisarmPrintsWhatEtcdctlPrints) {
   // The quota raises it again.
   ASSERT_EQ(Run({"alarm", "list"}).out, "");
   const std::string value(100'000, 'w');
-  for (int i = 0; i < 40 && Run({"put", "/grpcnospace/again"}, value).code == 0; ++i) {
+  CommandResult refused;
+  for (int i = 0; i < 40; ++i) {
+    refused = Run({"put", "/grpcnospace/again"}, value);
+    if (refused.code != 0) break;
   }
+  ASSERT_TRUE(EndsWith(refused.err, kNoSpace)) << refused.code << " " << refused.err;
   ASSERT_EQ(Run({"alarm", "list"}).out, "memberID:" + id + " alarm:NOSPACE \n");
   CommandResult ours = Natcdctl({"alarm", "disarm", "-w", "json"});
   ASSERT_EQ(ours.code, 0) << ours.err;
