@@ -46,8 +46,16 @@ Result<int64_t> ParseGoDurationMs(std::string_view text) {
     s.remove_prefix(i);
     size_t u = 0;
     while (u < s.size() && s[u] != '.' && !IsDigit(s[u])) ++u;
+    const std::string quoted = "\"" + std::string(text) + "\"";
+    if (u == 0) {
+      return Status::InvalidArgument("ErrConfig", "time: missing unit in duration " + quoted);
+    }
     const double per = UnitNs(s.substr(0, u));
-    if (per == 0) return invalid;  // a missing or unknown unit
+    if (per == 0) {
+      return Status::InvalidArgument(
+          "ErrConfig",
+          "time: unknown unit \"" + std::string(s.substr(0, u)) + "\" in duration " + quoted);
+    }
     s.remove_prefix(u);
     total_ns += value * per;
   }

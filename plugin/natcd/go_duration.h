@@ -11,7 +11,9 @@
 namespace natcd {
 
 // The duration in milliseconds (rounded down); InvalidArgument with Go's
-// message ("time: invalid duration \"x\"") when the text is not one.
+// message when the text is not one ("time: invalid duration \"x\"",
+// "time: missing unit in duration \"5\"", "time: unknown unit \"x\" in
+// duration \"1x\"").
 Result<int64_t> ParseGoDurationMs(std::string_view text);
 
 }  // namespace natcd
