@@ -173,7 +173,9 @@ Status KvStore::Load() {
   // Every revision writes at least one row and compaction keeps every row
   // at or above the compact revision, so the newest row is the revision.
   // Deriving it saves writing a counter (a second WAL page) per commit.
-  revision_ = std::max(max_seen, compact_revision_);
+  // A store written before revisions started at kEmptyStoreRevision may hold a
+  // write at revision 1; it keeps its revisions.
+  revision_ = std::max({max_seen, compact_revision_, kEmptyStoreRevision});
   KeyIndex::Cursor all = index_.Range(std::string_view(), std::string_view("\0", 1));
   while (const KeyEntry* entry = all.Next()) {
     if (!entry->live() || entry->lease == 0) continue;

@@ -4,9 +4,9 @@
 // Every write request gets the next revision (current + 1) for all its
 // writes, with sub-revisions 0, 1, 2... in order; a request that writes
 // nothing (a delete matching no key, a txn of reads) leaves the revision
-// alone. Each write is inserted into the backend's open batch at once and
-// recorded in the index; the events it produces accumulate until the Engine
-// commits the batch and takes them (TakeEvents).
+// alone; a store never written is at kEmptyStoreRevision (1). Each write is inserted into the
+// backend's open batch at once and recorded in the index; the events it produces accumulate until
+// the Engine commits the batch and takes them (TakeEvents).
 //
 // Writes must only be given requests that passed validation for their
 // branch: Put/DeleteRange/Txn validate first and change nothing on error,
@@ -136,7 +136,7 @@ class KvStore {
   KvLimits limits_;
   KeyIndex index_;
   ValueCache cache_;
-  int64_t revision_ = 0;
+  int64_t revision_ = kEmptyStoreRevision;
   int64_t compact_revision_ = 0;
   // Sub-revision of the next write of the request in progress.
   int64_t next_sub_ = 0;

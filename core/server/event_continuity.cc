@@ -24,7 +24,7 @@ void EventContinuity::BecameLeader(int64_t now_ms, uint64_t last_index, int64_t 
     // from the first write on. (Waiting a heartbeat let a quick first
     // leader hand over before it had published anything, and its
     // successor, killed in turn, left all of it to a third.)
-    if (promoted_revision_ == 0) cursor_ = 0;
+    if (promoted_revision_ <= kEmptyStoreRevision) cursor_ = 0;
   }
 }
 

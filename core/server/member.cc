@@ -185,7 +185,7 @@ void Member::Impl::Take(Item item, Answers* answers) {
         const raft::SnapshotMeta& meta = item.raft_message.snapshot.meta;
         // The first snapshot (the empty state) only for a member that holds
         // nothing yet; any other only once its database arrived whole.
-        const bool bootstrap = meta.index == 1 && engine->revision() == 0;
+        const bool bootstrap = meta.index == 1 && engine->revision() == kEmptyStoreRevision;
         const bool shipped = meta.index > 1 && shipper.HasWhole(meta, item.raft_message.from);
         if (!bootstrap && !shipped) return;
       }

@@ -54,8 +54,8 @@ TEST_F(EngineMaintenanceTest, HashKVIsEqualForTheSameHistory) {
   HashKVResponse mine = HashKVOf(*engine_);
   HashKVResponse theirs = HashKVOf(*other);
   EXPECT_EQ(mine.hash, theirs.hash);
-  EXPECT_EQ(mine.hash_revision, 3);
-  EXPECT_EQ(mine.header.revision, 3);
+  EXPECT_EQ(mine.hash_revision, 4);
+  EXPECT_EQ(mine.header.revision, 4);
   EXPECT_EQ(mine.compact_revision, 0);
   EXPECT_NE(mine.hash, 0u);
 
@@ -63,7 +63,7 @@ TEST_F(EngineMaintenanceTest, HashKVIsEqualForTheSameHistory) {
   PutOn(*engine_, "c", "x");
   PutOn(*other, "c", "y");
   EXPECT_NE(HashKVOf(*engine_).hash, HashKVOf(*other).hash);
-  EXPECT_EQ(HashKVOf(*engine_, 3).hash, HashKVOf(*other, 3).hash);
+  EXPECT_EQ(HashKVOf(*engine_, 4).hash, HashKVOf(*other, 4).hash);
 }
 
 TEST_F(EngineMaintenanceTest, HashAtAnOldRevisionIsTheHashThatRevisionHad) {
@@ -72,34 +72,34 @@ TEST_F(EngineMaintenanceTest, HashAtAnOldRevisionIsTheHashThatRevisionHad) {
   const uint32_t at2 = HashKVOf(*engine_).hash;
   Put("a", "3");
   Delete("b");
-  HashKVResponse old = HashKVOf(*engine_, 2);
+  HashKVResponse old = HashKVOf(*engine_, 3);
   EXPECT_EQ(old.hash, at2);
-  EXPECT_EQ(old.hash_revision, 2);
-  EXPECT_EQ(old.header.revision, 4);
+  EXPECT_EQ(old.hash_revision, 3);
+  EXPECT_EQ(old.header.revision, 5);
   EXPECT_NE(HashKVOf(*engine_).hash, at2);
   // The same after a restart (rebuilt from the database).
   const uint32_t now = HashKVOf(*engine_).hash;
   Reopen();
   EXPECT_EQ(HashKVOf(*engine_).hash, now);
-  EXPECT_EQ(HashKVOf(*engine_, 2).hash, at2);
+  EXPECT_EQ(HashKVOf(*engine_, 3).hash, at2);
 }
 
 TEST_F(EngineMaintenanceTest, HashKVErrorsAreEtcds) {
   Put("a", "1");
   Put("a", "2");
   Put("a", "3");
-  Result<HashKVResponse> future = engine_->HashKV({4});
+  Result<HashKVResponse> future = engine_->HashKV({5});
   ASSERT_FALSE(future.ok());
   EXPECT_TRUE(future.status().IsFutureRevision());
-  Compact(2);
-  Result<HashKVResponse> compacted = engine_->HashKV({1});
+  Compact(3);
+  Result<HashKVResponse> compacted = engine_->HashKV({2});
   ASSERT_FALSE(compacted.ok());
   EXPECT_TRUE(compacted.status().IsCompacted());
-  EXPECT_EQ(compacted.status().compact_revision(), 2);
+  EXPECT_EQ(compacted.status().compact_revision(), 3);
   // The compact revision itself can still be hashed.
-  HashKVResponse at_compact = HashKVOf(*engine_, 2);
-  EXPECT_EQ(at_compact.compact_revision, 2);
-  EXPECT_EQ(at_compact.hash_revision, 2);
+  HashKVResponse at_compact = HashKVOf(*engine_, 3);
+  EXPECT_EQ(at_compact.compact_revision, 3);
+  EXPECT_EQ(at_compact.hash_revision, 3);
 }
 
 TEST_F(EngineMaintenanceTest, HashKVDoesNotDependOnRemovalProgress) {
@@ -214,7 +214,7 @@ TEST_F(DefragmentTest, RemovesRowsCompactionLeftAndCommitsTheOpenBatch) {
   EXPECT_EQ(engine_->compaction_rows_pending(), 0u);
   EXPECT_LT(engine_->DatabaseSizeBytes().value(), size / 4);
   Reopen();  // the compaction was committed
-  EXPECT_EQ(engine_->CompactRevision(), 3'000);
+  EXPECT_EQ(engine_->CompactRevision(), 3'001);
 }
 
 // The pause of a defragment on etcd's benchmark-sized database (100,000

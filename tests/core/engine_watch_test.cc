@@ -106,7 +106,7 @@ TEST_F(EngineWatchTest, LeaseRevokeDeliversDeleteEvents) {
   ASSERT_EQ(seen.size(), 2u);
   for (const Event& e : seen) {
     EXPECT_EQ(e.type, Event::Type::kDelete);
-    EXPECT_EQ(e.kv.mod_revision, 3);
+    EXPECT_EQ(e.kv.mod_revision, 4);
     EXPECT_EQ(e.prev_kv.lease, lease);
   }
 }
@@ -135,7 +135,7 @@ TEST_F(EngineWatchTest, WatchBelowCompactionIsCanceledWithTheCompactRevision) {
   while (engine_->watches().SyncUnsynced(16)) {
   }
   ASSERT_TRUE(Drain(*ok, &seen));
-  ASSERT_EQ(seen.size(), 5u);
+  ASSERT_EQ(seen.size(), 6u);  // revisions 6 to 11
   EXPECT_EQ(seen.front().kv.mod_revision, 6);
 }
 
@@ -154,7 +154,7 @@ TEST_F(EngineWatchTest, ResumeAfterRestartFromLastRevisionPlusOne) {
   }
   std::vector<Event> seen;
   ASSERT_TRUE(Drain(*id, &seen));
-  ASSERT_EQ(seen.size(), 40u - 17u);
+  ASSERT_EQ(seen.size(), 41u - 17u);  // revisions 18 to 41
   for (size_t i = 0; i < seen.size(); ++i) {
     EXPECT_EQ(seen[i].kv.mod_revision, static_cast<int64_t>(18 + i));
   }

@@ -38,6 +38,12 @@ struct Event {
   bool operator==(const Event&) const = default;
 };
 
+// As in etcd, a store that was never written is at revision 1, so the
+// first write gets revision 2: etcd's clients rely on it (concurrency's
+// Election and Mutex wait for keys created before "their revision - 1",
+// and 0 there means no bound).
+inline constexpr int64_t kEmptyStoreRevision = 1;
+
 struct ResponseHeader {
   int64_t revision = 0;  // the store revision when the request was served
 };

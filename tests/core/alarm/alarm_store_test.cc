@@ -131,7 +131,7 @@ TEST(AlarmStoreOpen, ADatabaseFromBeforeAlarmsOpensWithNone) {
   auto engine = Engine::Open(options);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   EXPECT_TRUE((*engine)->alarms().List().empty());
-  EXPECT_EQ((*engine)->revision(), 1);
+  EXPECT_EQ((*engine)->revision(), 2);
   ASSERT_OK((*engine)->ApplyAlarm({AlarmAction::kActivate, 1, AlarmType::kNoSpace}, 1));
   ASSERT_OK((*engine)->Commit());
   EXPECT_EQ((*engine)->alarms().List().size(), 1u);

@@ -229,7 +229,7 @@ TEST(AuthStoreOpen, ADatabaseFromBeforeAuthOpensWithAuthDisabled) {
   EXPECT_FALSE((*engine)->auth().enabled());
   EXPECT_EQ((*engine)->auth().revision(), 0u);
   EXPECT_TRUE((*engine)->auth().UserNames().empty());
-  EXPECT_EQ((*engine)->revision(), 1);
+  EXPECT_EQ((*engine)->revision(), 2);
 }
 
 TEST(Password, HashesAreSaltedBcryptAndCheckOnlyTheirPassword) {

@@ -32,18 +32,18 @@ TEST_F(LeaseTest, GrantChoosesIdAndAppliesMinimumTtl) {
 
 TEST_F(LeaseTest, GrantDoesNotCreateARevision) {
   Grant(10);
-  EXPECT_EQ(engine_->revision(), 0);
+  EXPECT_EQ(engine_->revision(), kEmptyStoreRevision);
 }
 
 TEST_F(LeaseTest, RevokeDeletesAttachedKeysAtOneRevision) {
   int64_t lease = Grant(10);
-  Put("s/a", "1", lease);  // 1
-  Put("s/b", "2", lease);  // 2
-  Put("other", "3");       // 3
+  Put("s/a", "1", lease);  // 2
+  Put("s/b", "2", lease);  // 3
+  Put("other", "3");       // 4
   Result<LeaseRevokeResponse> r = engine_->LeaseRevoke({lease});
   ASSERT_TRUE(r.ok());
   ASSERT_OK(engine_->Commit());
-  EXPECT_EQ(r->header.revision, 4);
+  EXPECT_EQ(r->header.revision, 5);
   EXPECT_EQ(Get("s/a").version, 0);
   EXPECT_EQ(Get("s/b").version, 0);
   EXPECT_EQ(Get("other").value, "3");
@@ -52,19 +52,19 @@ TEST_F(LeaseTest, RevokeDeletesAttachedKeysAtOneRevision) {
   ASSERT_FALSE(again.ok());
   EXPECT_TRUE(again.status().IsLeaseNotFound());
 
-  // The revoke's deletes are events at revision 4.
+  // The revoke's deletes are events at revision 5.
   std::vector<Event> events;
-  ASSERT_OK(engine_->ReadEvents("s/", PrefixRangeEnd("s/"), 4, 4, 100, true, &events));
+  ASSERT_OK(engine_->ReadEvents("s/", PrefixRangeEnd("s/"), 5, 5, 100, true, &events));
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].type, Event::Type::kDelete);
-  EXPECT_EQ(events[0].kv.mod_revision, 4);
+  EXPECT_EQ(events[0].kv.mod_revision, 5);
   EXPECT_EQ(events[0].prev_kv.lease, lease);
 }
 
 TEST_F(LeaseTest, RevokeWithoutKeysKeepsTheRevision) {
   int64_t lease = Grant(10);
   ASSERT_TRUE(engine_->LeaseRevoke({lease}).ok());
-  EXPECT_EQ(engine_->revision(), 0);
+  EXPECT_EQ(engine_->revision(), kEmptyStoreRevision);
 }
 
 TEST_F(LeaseTest, ReattachingAKeyMovesIt) {

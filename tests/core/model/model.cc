@@ -358,7 +358,7 @@ std::string Str(const WriteRequest& r) {
 // ---- the model --------------------------------------------------------------
 
 Model::Model(Clock* clock, ModelLimits limits) : clock_(clock), limits_(limits) {
-  history_[0] = {};
+  history_[kEmptyStoreRevision] = {};
 }
 
 bool Model::NoDuplicateKeys(const TxnRequest& txn) {

@@ -129,7 +129,7 @@ class Model {
     std::vector<Event> events;
   };
   struct Durable {
-    int64_t revision = 0;
+    int64_t revision = kEmptyStoreRevision;
     int64_t compact = 0;
     uint64_t index = 0;
     std::map<int64_t, ModelLease> leases;
@@ -149,7 +149,7 @@ class Model {
 
   Clock* clock_;
   ModelLimits limits_;
-  int64_t revision_ = 0;
+  int64_t revision_ = kEmptyStoreRevision;
   int64_t compact_ = 0;
   uint64_t index_ = 0;
   std::map<int64_t, KvMap> history_;  // revision -> every live key after it

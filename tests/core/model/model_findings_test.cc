@@ -90,7 +90,7 @@ TEST_F(ModelFindings, TxnShapeErrorWinsOverNestedDuplicateKey) {
 // the live event, and in the catch-up history (ReadEvents), which used to
 // skip it and answer with the state before the revision.
 TEST_F(ModelFindings, PutThenDeleteOfOneKeyInOneRevision) {
-  Put("k", "old");  // revision 1
+  Put("k", "old");  // revision 2
   TxnRequest txn;
   DeleteRangeRequest del;
   del.key = "k";
@@ -101,23 +101,23 @@ TEST_F(ModelFindings, PutThenDeleteOfOneKeyInOneRevision) {
   Result<TxnResponse> got = engine_->Txn(txn);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_OK(engine_->Commit());
-  EXPECT_EQ(got->header.revision, 2);
+  EXPECT_EQ(got->header.revision, 3);
   const auto& second = std::get<std::shared_ptr<TxnResponse>>(got->responses[1].response);
   const auto& deleted = std::get<DeleteRangeResponse>(second->responses[0].response);
   ASSERT_EQ(deleted.prev_kvs.size(), 1u);
-  const KeyValue put_at_2{"k", 1, 2, 2, "new", 0};
-  EXPECT_EQ(Str(deleted.prev_kvs[0]), Str(put_at_2));
+  const KeyValue put_at_3{"k", 2, 3, 2, "new", 0};
+  EXPECT_EQ(Str(deleted.prev_kvs[0]), Str(put_at_3));
 
   std::vector<Event> events;
-  ASSERT_OK(engine_->ReadEvents("k", "", 2, 2, 100, true, &events));
+  ASSERT_OK(engine_->ReadEvents("k", "", 3, 3, 100, true, &events));
   ASSERT_EQ(events.size(), 2u) << Str(events);
   EXPECT_EQ(events[0].type, Event::Type::kPut);
-  EXPECT_EQ(Str(events[0].kv), Str(put_at_2));
+  EXPECT_EQ(Str(events[0].kv), Str(put_at_3));
   EXPECT_EQ(events[1].type, Event::Type::kDelete);
   ASSERT_TRUE(events[1].has_prev_kv);
-  EXPECT_EQ(Str(events[1].prev_kv), Str(put_at_2));
+  EXPECT_EQ(Str(events[1].prev_kv), Str(put_at_3));
   EXPECT_EQ(Get("k").version, 0);
-  EXPECT_EQ(Get("k", 1).value, "old");
+  EXPECT_EQ(Get("k", 2).value, "old");
 }
 
 // engine.h: "Errors that come from the request ... change nothing." A

@@ -11,53 +11,53 @@ namespace {
 using CompactionTest = EngineTest;
 
 TEST_F(CompactionTest, ReadsBelowCompactRevisionFail) {
-  Put("a", "1");  // 1
-  Put("a", "2");  // 2
-  Put("b", "1");  // 3
-  Put("a", "3");  // 4
-  ASSERT_TRUE(engine_->Compact({3}).ok());
+  Put("a", "1");  // 2
+  Put("a", "2");  // 3
+  Put("b", "1");  // 4
+  Put("a", "3");  // 5
+  ASSERT_TRUE(engine_->Compact({4}).ok());
   ASSERT_OK(engine_->Commit());
 
   RangeRequest request;
   request.key = "a";
-  request.revision = 2;
+  request.revision = 3;
   Result<RangeResponse> r = engine_->Range(request);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsCompacted());
-  EXPECT_EQ(r.status().compact_revision(), 3);
+  EXPECT_EQ(r.status().compact_revision(), 4);
   // At the compact revision itself reads still work, and see a's version 2.
-  EXPECT_EQ(Get("a", 3).value, "2");
-  EXPECT_EQ(Get("a", 3).version, 2);
-  EXPECT_EQ(Get("b", 3).value, "1");
+  EXPECT_EQ(Get("a", 4).value, "2");
+  EXPECT_EQ(Get("a", 4).version, 2);
+  EXPECT_EQ(Get("b", 4).value, "1");
   EXPECT_EQ(Get("a").value, "3");
 }
 
 TEST_F(CompactionTest, CompactErrors) {
-  Put("a", "1");
-  Put("a", "2");
-  Result<CompactionResponse> future = engine_->Compact({3});
+  Put("a", "1");  // 2
+  Put("a", "2");  // 3
+  Result<CompactionResponse> future = engine_->Compact({4});
   ASSERT_FALSE(future.ok());
   EXPECT_TRUE(future.status().IsFutureRevision());
-  ASSERT_TRUE(engine_->Compact({2}).ok());
-  Result<CompactionResponse> again = engine_->Compact({2});
+  ASSERT_TRUE(engine_->Compact({3}).ok());
+  Result<CompactionResponse> again = engine_->Compact({3});
   ASSERT_FALSE(again.ok());
   EXPECT_TRUE(again.status().IsCompacted());
-  EXPECT_EQ(engine_->Compact({1}).status().compact_revision(), 2);
+  EXPECT_EQ(engine_->Compact({2}).status().compact_revision(), 3);
 }
 
 TEST_F(CompactionTest, DeletedKeysVanishAndNewGenerationsSurvive) {
-  Put("gone", "1");  // 1
-  Delete("gone");    // 2
-  Put("back", "1");  // 3
-  Delete("back");    // 4
-  Put("back", "2");  // 5
-  ASSERT_TRUE(engine_->Compact({5}).ok());
+  Put("gone", "1");  // 2
+  Delete("gone");    // 3
+  Put("back", "1");  // 4
+  Delete("back");    // 5
+  Put("back", "2");  // 6
+  ASSERT_TRUE(engine_->Compact({6}).ok());
   ASSERT_OK(engine_->Commit());
   EXPECT_EQ(engine_->key_count(), 1u);
   EXPECT_EQ(Get("gone").version, 0);
   KeyValue back = Get("back");
   EXPECT_EQ(back.version, 1);
-  EXPECT_EQ(back.create_revision, 5);
+  EXPECT_EQ(back.create_revision, 6);
 }
 
 TEST_F(CompactionTest, PhysicalRemovalIsBoundedPerCommitAndResumesAfterRestart) {

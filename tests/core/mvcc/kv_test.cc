@@ -1,5 +1,7 @@
 // Put, Range and DeleteRange with etcd v3's meaning.
 // Reference: etcd api_guarantees.md, rpc.proto comments, kvstore_test.go.
+#include <sqlite3.h>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -13,16 +15,36 @@ namespace {
 using KvTest = EngineTest;
 
 TEST_F(KvTest, PutAssignsRevisionsAndVersions) {
-  EXPECT_EQ(engine_->revision(), 0);
-  EXPECT_EQ(Put("a", "1").header.revision, 1);
-  EXPECT_EQ(Put("b", "1").header.revision, 2);
-  EXPECT_EQ(Put("a", "2").header.revision, 3);
+  EXPECT_EQ(engine_->revision(), 1);  // as etcd's: the first write is revision 2
+  EXPECT_EQ(Put("a", "1").header.revision, 2);
+  EXPECT_EQ(Put("b", "1").header.revision, 3);
+  EXPECT_EQ(Put("a", "2").header.revision, 4);
   KeyValue a = Get("a");
   EXPECT_EQ(a.value, "2");
-  EXPECT_EQ(a.create_revision, 1);
-  EXPECT_EQ(a.mod_revision, 3);
+  EXPECT_EQ(a.create_revision, 2);
+  EXPECT_EQ(a.mod_revision, 4);
   EXPECT_EQ(a.version, 2);
   EXPECT_EQ(a.lease, 0);
+}
+
+// Stores written before natcd numbered from etcd's empty revision (1) have
+// their first write at revision 1: they keep every revision, and the next
+// write follows the last.
+TEST_F(KvTest, AStoreWhoseFirstWriteIsRevisionOneKeepsItsRevisions) {
+  Put("a", "1");
+  Put("b", "1");
+  engine_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(dir_.File("natcd.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE kv SET rev = rev - 1, create_rev = create_rev - 1", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Reopen();
+  EXPECT_EQ(engine_->revision(), 2);
+  EXPECT_EQ(Get("a").mod_revision, 1);
+  EXPECT_EQ(Get("a", 1).value, "1");
+  EXPECT_EQ(Put("c", "1").header.revision, 3);
 }
 
 TEST_F(KvTest, PutPrevKv) {
@@ -32,7 +54,7 @@ TEST_F(KvTest, PutPrevKv) {
   ASSERT_TRUE(response.ok());
   ASSERT_TRUE(response->has_prev_kv);
   EXPECT_EQ(response->prev_kv.value, "old");
-  EXPECT_EQ(response->prev_kv.mod_revision, 1);
+  EXPECT_EQ(response->prev_kv.mod_revision, 2);
   // No prev_kv for a new key.
   Result<PutResponse> fresh = engine_->Put(PutRequest{"fresh", "v", 0, true});
   ASSERT_TRUE(fresh.ok());
@@ -43,7 +65,7 @@ TEST_F(KvTest, PutEmptyKeyIsRejected) {
   Result<PutResponse> response = engine_->Put(PutRequest{"", "v"});
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.status().name(), "ErrEmptyKey");
-  EXPECT_EQ(engine_->revision(), 0);
+  EXPECT_EQ(engine_->revision(), kEmptyStoreRevision);
 }
 
 TEST_F(KvTest, IgnoreValueAndIgnoreLease) {
@@ -81,43 +103,43 @@ TEST_F(KvTest, IgnoreFlagsFailOnMissingKeyAndOnProvidedFields) {
   PutRequest lease_both{"k", "x", 5};
   lease_both.ignore_lease = true;
   EXPECT_EQ(engine_->Put(lease_both).status().name(), "ErrLeaseProvided");
-  EXPECT_EQ(engine_->revision(), 1);
+  EXPECT_EQ(engine_->revision(), 2);
 }
 
 TEST_F(KvTest, PutWithMissingLeaseFails) {
   Result<PutResponse> response = engine_->Put(PutRequest{"k", "v", 12345});
   ASSERT_FALSE(response.ok());
   EXPECT_TRUE(response.status().IsLeaseNotFound());
-  EXPECT_EQ(engine_->revision(), 0);
+  EXPECT_EQ(engine_->revision(), kEmptyStoreRevision);
   EXPECT_EQ(Get("k").version, 0);
 }
 
 TEST_F(KvTest, DeleteResetsVersionAndStartsNewGeneration) {
-  Put("k", "1");                          // rev 1
-  Put("k", "2");                          // rev 2
-  DeleteRangeResponse del = Delete("k");  // rev 3
+  Put("k", "1");                          // rev 2
+  Put("k", "2");                          // rev 3
+  DeleteRangeResponse del = Delete("k");  // rev 4
   EXPECT_EQ(del.deleted, 1);
-  EXPECT_EQ(del.header.revision, 3);
+  EXPECT_EQ(del.header.revision, 4);
   ASSERT_EQ(del.prev_kvs.size(), 1u);
   EXPECT_EQ(del.prev_kvs[0].value, "2");
   EXPECT_EQ(Get("k").version, 0);
-  Put("k", "3");  // rev 4: a new generation
+  Put("k", "3");  // rev 5: a new generation
   KeyValue kv = Get("k");
   EXPECT_EQ(kv.version, 1);
-  EXPECT_EQ(kv.create_revision, 4);
+  EXPECT_EQ(kv.create_revision, 5);
   // History still shows the first generation.
-  EXPECT_EQ(Get("k", 2).value, "2");
-  EXPECT_EQ(Get("k", 2).create_revision, 1);
-  EXPECT_EQ(Get("k", 2).version, 2);
-  EXPECT_EQ(Get("k", 3).version, 0);
+  EXPECT_EQ(Get("k", 3).value, "2");
+  EXPECT_EQ(Get("k", 3).create_revision, 2);
+  EXPECT_EQ(Get("k", 3).version, 2);
+  EXPECT_EQ(Get("k", 4).version, 0);
 }
 
 TEST_F(KvTest, DeleteOfNothingKeepsTheRevision) {
   Put("a", "1");
   DeleteRangeResponse del = Delete("zzz");
   EXPECT_EQ(del.deleted, 0);
-  EXPECT_EQ(del.header.revision, 1);
-  EXPECT_EQ(engine_->revision(), 1);
+  EXPECT_EQ(del.header.revision, 2);
+  EXPECT_EQ(engine_->revision(), 2);
 }
 
 TEST_F(KvTest, DeleteRangeSharesOneRevision) {
@@ -126,7 +148,7 @@ TEST_F(KvTest, DeleteRangeSharesOneRevision) {
   Put("q", "c");
   DeleteRangeResponse del = Delete("p/", PrefixRangeEnd("p/"));
   EXPECT_EQ(del.deleted, 2);
-  EXPECT_EQ(del.header.revision, 4);
+  EXPECT_EQ(del.header.revision, 5);
   EXPECT_EQ(Get("q").value, "c");
 }
 
@@ -134,14 +156,14 @@ class RangeTest : public EngineTest {
  protected:
   void SetUp() override {
     EngineTest::SetUp();
-    // rev 2..6: a=..., with distinct versions and values.
-    Put("a", "z");  // 1
-    Put("b", "y");  // 2
-    Put("c", "x");  // 3
-    Put("b", "w");  // 4
-    Put("d", "v");  // 5
-    Put("c", "u");  // 6
-    Put("c", "t");  // 7
+    // Revisions 2 to 8, with distinct versions and values.
+    Put("a", "z");  // 2
+    Put("b", "y");  // 3
+    Put("c", "x");  // 4
+    Put("b", "w");  // 5
+    Put("d", "v");  // 6
+    Put("c", "u");  // 7
+    Put("c", "t");  // 8
   }
   RangeResponse Run(RangeRequest request) {
     Result<RangeResponse> response = engine_->Range(request);
@@ -173,7 +195,7 @@ TEST_F(RangeTest, SingleKeyRangeAndFromKey) {
   RangeResponse r = Run(all);
   EXPECT_EQ(Keys(r), "abcd");
   EXPECT_EQ(r.count, 4);
-  EXPECT_EQ(r.header.revision, 7);
+  EXPECT_EQ(r.header.revision, 8);
 }
 
 TEST_F(RangeTest, LimitMoreAndCount) {
@@ -195,12 +217,12 @@ TEST_F(RangeTest, HistoricalRead) {
   RangeRequest request;
   request.key = "a";
   request.range_end = "z";
-  request.revision = 3;
+  request.revision = 4;
   RangeResponse r = Run(request);
   EXPECT_EQ(Keys(r), "abc");
   EXPECT_EQ(r.kvs[1].value, "y");
   EXPECT_EQ(r.kvs[1].version, 1);
-  request.revision = 5;
+  request.revision = 6;
   r = Run(request);
   EXPECT_EQ(Keys(r), "abcd");
   EXPECT_EQ(r.kvs[1].value, "w");
@@ -211,7 +233,7 @@ TEST_F(RangeTest, HistoricalRead) {
 TEST_F(RangeTest, FutureRevisionFails) {
   RangeRequest request;
   request.key = "a";
-  request.revision = 8;
+  request.revision = 9;
   Result<RangeResponse> r = engine_->Range(request);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsFutureRevision());
@@ -228,7 +250,7 @@ TEST_F(RangeTest, SortTargetsAndOrders) {
   EXPECT_EQ(Keys(Run(request)), "cdba");  // t v w z
   request.sort_target = SortTarget::kMod;
   request.sort_order = SortOrder::kNone;  // non-key target: ascending by default
-  EXPECT_EQ(Keys(Run(request)), "abdc");  // 1 4 5 7
+  EXPECT_EQ(Keys(Run(request)), "abdc");  // 2 5 6 8
   request.sort_target = SortTarget::kVersion;
   request.sort_order = SortOrder::kDescend;
   EXPECT_EQ(Keys(Run(request)), "cbad");  // 3 2 1 1 (stable: a before d)
@@ -260,16 +282,16 @@ TEST_F(RangeTest, MinMaxRevisionFiltersDoNotChangeCount) {
   RangeRequest request;
   request.key = "a";
   request.range_end = "z";
-  request.min_mod_revision = 4;
+  request.min_mod_revision = 5;
   RangeResponse r = Run(request);
   EXPECT_EQ(Keys(r), "bcd");
   EXPECT_EQ(r.count, 4);
   request.min_mod_revision = 0;
-  request.max_create_revision = 2;
+  request.max_create_revision = 3;
   EXPECT_EQ(Keys(Run(request)), "ab");
   request.max_create_revision = 0;
-  request.min_create_revision = 3;
-  request.max_mod_revision = 5;
+  request.min_create_revision = 4;
+  request.max_mod_revision = 6;
   EXPECT_EQ(Keys(Run(request)), "d");
 }
 

@@ -49,11 +49,11 @@ TEST_F(TxnTest, CreateIfAbsentThenElse) {
   Result<TxnResponse> first = engine_->Txn(txn);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_TRUE(first->succeeded);
-  EXPECT_EQ(first->header.revision, 1);
+  EXPECT_EQ(first->header.revision, 2);
   Result<TxnResponse> second = engine_->Txn(txn);
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(second->succeeded);
-  EXPECT_EQ(second->header.revision, 1);  // reads only: no new revision
+  EXPECT_EQ(second->header.revision, 2);  // reads only: no new revision
   auto& range = std::get<RangeResponse>(second->responses[0].response);
   ASSERT_EQ(range.kvs.size(), 1u);
   EXPECT_EQ(range.kvs[0].value, "me");
@@ -66,18 +66,18 @@ TEST_F(TxnTest, AllWritesShareOneRevisionWithSubRevisions) {
   Result<TxnResponse> r = engine_->Txn(txn);
   ASSERT_TRUE(r.ok());
   ASSERT_OK(engine_->Commit());
-  EXPECT_EQ(r->header.revision, 2);
-  EXPECT_EQ(Get("a").mod_revision, 2);
-  EXPECT_EQ(Get("b").mod_revision, 2);
+  EXPECT_EQ(r->header.revision, 3);
+  EXPECT_EQ(Get("a").mod_revision, 3);
+  EXPECT_EQ(Get("b").mod_revision, 3);
   EXPECT_EQ(Get("x").version, 0);
-  EXPECT_EQ(Get("x", 1).value, "0");
+  EXPECT_EQ(Get("x", 2).value, "0");
 }
 
 TEST_F(TxnTest, CompareTargetsAndResults) {
-  Put("k", "m");  // rev 1, version 1
-  Put("k", "n");  // rev 2, version 2
+  Put("k", "m");  // rev 2, version 1
+  Put("k", "n");  // rev 3, version 2
   int64_t lease = Grant(100);
-  Put("l", "v", lease);  // rev 3
+  Put("l", "v", lease);  // rev 4
   struct Case {
     Compare c;
     bool want;
@@ -93,9 +93,9 @@ TEST_F(TxnTest, CompareTargetsAndResults) {
       {VersionIs("k", 1, R::kGreater), true},
       {VersionIs("k", 3, R::kLess), true},
       {VersionIs("k", 2, R::kNotEqual), false},
-      {with(Cmp(T::kCreate, R::kEqual, "k"), [](Compare& c) { c.create_revision = 1; }), true},
-      {with(Cmp(T::kMod, R::kEqual, "k"), [](Compare& c) { c.mod_revision = 2; }), true},
-      {with(Cmp(T::kMod, R::kLess, "k"), [](Compare& c) { c.mod_revision = 2; }), false},
+      {with(Cmp(T::kCreate, R::kEqual, "k"), [](Compare& c) { c.create_revision = 2; }), true},
+      {with(Cmp(T::kMod, R::kEqual, "k"), [](Compare& c) { c.mod_revision = 3; }), true},
+      {with(Cmp(T::kMod, R::kLess, "k"), [](Compare& c) { c.mod_revision = 3; }), false},
       {with(Cmp(T::kValue, R::kEqual, "k"), [](Compare& c) { c.value = "n"; }), true},
       {with(Cmp(T::kValue, R::kGreater, "k"), [](Compare& c) { c.value = "m"; }), true},
       {with(Cmp(T::kValue, R::kLess, "k"), [](Compare& c) { c.value = "m"; }), false},
@@ -143,7 +143,7 @@ TEST_F(TxnTest, ReadsInsideTxnSeeEarlierWrites) {
   auto& range = std::get<RangeResponse>(r->responses[1].response);
   ASSERT_EQ(range.kvs.size(), 1u);
   EXPECT_EQ(range.kvs[0].value, "1");
-  EXPECT_EQ(range.kvs[0].mod_revision, 1);
+  EXPECT_EQ(range.kvs[0].mod_revision, 2);
 }
 
 TEST_F(TxnTest, NestedTxnComparesSeeStateBeforeTheTxn) {
@@ -181,7 +181,7 @@ TEST_F(TxnTest, DuplicateKeyRules) {
   TxnRequest nested_dup;
   nested_dup.success = {PutOp("k", "1"), RequestOp{nested}};
   expect_dup(nested_dup);
-  EXPECT_EQ(engine_->revision(), 0);
+  EXPECT_EQ(engine_->revision(), kEmptyStoreRevision);
 
   // Allowed: overlapping deletes; the same key in a nested then and else.
   TxnRequest overlapping_deletes;
@@ -228,10 +228,10 @@ TEST_F(TxnTest, FailedTxnChangesNothing) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsLeaseNotFound());
   ASSERT_OK(engine_->Commit());
-  EXPECT_EQ(engine_->revision(), 1);
+  EXPECT_EQ(engine_->revision(), 2);
   EXPECT_EQ(Get("a").version, 0);
   Reopen();
-  EXPECT_EQ(engine_->revision(), 1);
+  EXPECT_EQ(engine_->revision(), 2);
   EXPECT_EQ(Get("a").version, 0);
 }
 
@@ -258,7 +258,7 @@ TEST_F(TxnTest, TxnDeleteRangeAndPrevKv) {
   EXPECT_EQ(d.deleted, 2);
   ASSERT_EQ(d.prev_kvs.size(), 2u);
   EXPECT_EQ(d.prev_kvs[1].value, "b");
-  EXPECT_EQ(d.header.revision, 3);
+  EXPECT_EQ(d.header.revision, 4);
 }
 
 }  // namespace

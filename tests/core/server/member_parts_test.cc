@@ -206,51 +206,52 @@ TEST_F(EventContinuityTest, ANewLeaderContinuesAfterTheLaterOfRecordedAndAnnounc
   std::vector<int64_t> recorded;
   EventContinuity c("n1", [&](int64_t r) { recorded.push_back(r); });
   FakeSink sink;
-  for (int i = 1; i <= 12; i++) Put("/k" + std::to_string(i), "v");
+  for (int i = 1; i <= 12; i++) Put("/k" + std::to_string(i), "v");  // revisions 2 to 13
   // A follower publishes nothing (and drops what it committed).
   c.Publish(*engine_, &sink, /*leader=*/false, true, 20, 0, 1'000);
   EXPECT_TRUE(sink.announcing) << "a cluster announces";
   EXPECT_TRUE(sink.published.empty());
   c.OnRecorded(7);
   sink.announced = 9;
-  c.BecameLeader(/*now_ms=*/0, /*last_index=*/20, /*current_revision=*/12,
+  c.BecameLeader(/*now_ms=*/0, /*last_index=*/20, /*current_revision=*/13,
                  /*several_voters=*/true, true, /*heartbeat_ms=*/100, &sink);
   EXPECT_TRUE(recorded.empty()) << "something is known: decided later";
   c.Publish(*engine_, &sink, true, true, 20, /*now_ms=*/50, 1'000);
   EXPECT_TRUE(sink.published.empty()) << "waits a heartbeat for the old leader's last word";
   c.Publish(*engine_, &sink, true, true, /*applied=*/20, /*now_ms=*/150, 1'000);
   EXPECT_EQ(recorded, std::vector<int64_t>{9}) << "decided, and recorded at once";
-  EXPECT_EQ(sink.published, (std::vector<int64_t>{10, 11, 12})) << "read back after 9";
+  EXPECT_EQ(sink.published, (std::vector<int64_t>{10, 11, 12, 13})) << "read back after 9";
   Put("/k13", "v");
   c.Publish(*engine_, &sink, true, true, 21, 200, 1'000);
-  EXPECT_EQ(sink.published.back(), 13);
-  EXPECT_EQ(sink.published.size(), 4u) << "each revision once";
+  EXPECT_EQ(sink.published.back(), 14);
+  EXPECT_EQ(sink.published.size(), 5u) << "each revision once";
 }
 
 TEST_F(EventContinuityTest, UndecidedForAtMostAnElectionTimeout) {
   EventContinuity c("n1", [](int64_t) {});
   FakeSink sink;
-  Put("/a", "v");
+  Put("/a", "v");  // revision 2
   c.Publish(*engine_, &sink, false, true, 5, 0, 1'000);
   c.OnRecorded(0);
-  c.BecameLeader(0, /*last_index=*/10, 1, true, true, 100, &sink);
+  c.BecameLeader(0, /*last_index=*/10, 2, true, true, 100, &sink);
   c.Publish(*engine_, &sink, true, true, /*applied=*/5, /*now_ms=*/900, 1'000);
   EXPECT_TRUE(sink.published.empty()) << "entries of earlier terms not applied yet";
   c.Publish(*engine_, &sink, true, true, 5, /*now_ms=*/1'200, 1'000);
-  EXPECT_EQ(sink.published, std::vector<int64_t>{1}) << "decided with what is known";
+  EXPECT_EQ(sink.published, std::vector<int64_t>{2}) << "decided with what is known";
 }
 
 TEST_F(EventContinuityTest, AFirstLeaderOfANewClusterRecordsAndPublishesFromTheStart) {
   std::vector<int64_t> recorded;
   EventContinuity c("n1", [&](int64_t r) { recorded.push_back(r); });
   FakeSink sink;
-  c.BecameLeader(0, 1, /*current_revision=*/0, true, true, 100, &sink);
-  ASSERT_EQ(recorded, std::vector<int64_t>{0}) << "a successor must know where it started";
+  c.BecameLeader(0, 1, /*current_revision=*/kEmptyStoreRevision, true, true, 100, &sink);
+  ASSERT_EQ(recorded, std::vector<int64_t>{kEmptyStoreRevision})
+      << "a successor must know where it started";
   c.RecordDropped();
   c.MaybeRecord(0, 100, sink, true);
   EXPECT_EQ(recorded.size(), 2u) << "decided (cursor 0): the dropped record is made again";
   EventContinuity alone("n1", [&](int64_t r) { recorded.push_back(r); });
-  alone.BecameLeader(0, 1, 0, false, false, 100, &sink);
+  alone.BecameLeader(0, 1, kEmptyStoreRevision, false, false, 100, &sink);
   EXPECT_EQ(recorded.size(), 2u) << "a member alone records nothing";
 }
 
