@@ -10,7 +10,7 @@ NODE_SRCS := adapters/nats/codec/convert.cc adapters/nats/codec/wire.cc adapters
   adapters/nats/codec/service_error.cc adapters/nats/front_end/discovery.cc adapters/nats/front_end/event_publisher.cc \
   adapters/nats/codec/header_msg.cc adapters/nats/front_end/watch_streams.cc adapters/nats/peer/raft_transport.cc \
   adapters/nats/front_end/nats_event_sink.cc adapters/nats/front_end/subscription_drain.cc \
-  adapters/nats/front_end/nats_responder.cc adapters/nats/peer/nats_peer_transport.cc \
+  adapters/nats/front_end/nats_responder.cc adapters/nats/peer/nats_peer_transport.cc adapters/nats/peer/initial_hash_asks.cc \
   adapters/nats/front_end/backup_replies.cc \
   adapters/nats/codec/client_convert.cc adapters/nats/codec/payload_codec.cc adapters/nats/codec/request_payload.cc \
   adapters/nats/front_end/nats_front_end.cc adapters/nats/node.cc

@@ -1,10 +1,12 @@
 #include "adapters/nats/node.h"
 
+#include <filesystem>
 #include <random>
 
 #include "adapters/nats/front_end/discovery.h"
 #include "adapters/nats/front_end/nats_event_sink.h"
 #include "adapters/nats/front_end/nats_front_end.h"
+#include "adapters/nats/peer/initial_hash_asks.h"
 #include "adapters/nats/peer/nats_peer_transport.h"
 #include "server/member.h"
 #include "server/member_identity.h"
@@ -37,6 +39,8 @@ server::MemberOptions MemberOptionsOf(const NodeOptions& o, const HeaderInfo& he
   m.snapshot_entries = o.snapshot_entries;
   m.snapshot_catchup_entries = o.snapshot_catchup_entries;
   m.metrics = o.metrics;
+  m.quota_backend_bytes = o.quota_backend_bytes;
+  m.corrupt_check_interval_ms = o.corrupt_check_interval_ms;
   return m;
 }
 
@@ -68,10 +72,22 @@ Result<std::unique_ptr<Node>> Node::Start(natsConnection* nc, const NodeOptions&
                           ? options.cluster_id
                           : server::ClusterIdOf(options.prefix, options.cluster_name);
 
+  // etcd checks only a member that was initialized before this start: a
+  // new one has nothing to compare yet.
+  std::error_code exists_error;
+  const bool initialized = std::filesystem::exists(options.engine.db_path, exists_error);
   Result<std::unique_ptr<server::Member>> member =
       server::Member::Open(MemberOptionsOf(options, header));
   if (!member.ok()) return member.status();
   parts->member = std::move(member).value();
+  if (options.initial_corrupt_check && initialized) {
+    Status checked = InitialCorruptCheck(nc, options.prefix, options.name, *parts->member,
+                                         options.request_timeout_ms);
+    if (!checked.ok()) {
+      parts->member->Stop();
+      return checked;
+    }
+  }
 
   natsConnection* buffered_nc = events_nc ? events_nc : nc;
   parts->events = std::make_unique<NatsEventSink>(

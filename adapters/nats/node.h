@@ -106,6 +106,16 @@ struct NodeOptions {
   // --snapshot-count and its catch-up entries).
   uint64_t snapshot_entries = 10'000;
   uint64_t snapshot_catchup_entries = 5'000;
+  // The backend quota (etcd's --quota-backend-bytes, resolved by
+  // QuotaBytesFromFlag: core/alarm/backend_quota.h); 0: none.
+  int64_t quota_backend_bytes = int64_t{2} << 30;
+  // etcd's --experimental-corrupt-check-time: how often the leader compares
+  // every member's HashKV with its own (0: never).
+  int64_t corrupt_check_interval_ms = 0;
+  // etcd's --experimental-initial-corrupt-check: a member that already has
+  // data compares its HashKV with the other members' before it serves, and
+  // does not start when one differs (peer/initial_hash_asks.h).
+  bool initial_corrupt_check = false;
   // etcd's metrics and natcd's own are recorded here; null: nowhere.
   metrics::MemberMetrics* metrics = nullptr;
   // Front ends besides the NATS one, in the order they are built.

@@ -170,6 +170,12 @@ void Member::Impl::ApplyAlarmChange(const AlarmChange& change, uint64_t index,
             std::string(AlarmName(change.alarm)).c_str(), raised ? "raised" : "cleared",
             change.member_id);
   }
+  // Cleared: no raise of this member's NOSPACE is on its way any more, so
+  // the next write past the quota raises it again at once.
+  if (s.ok() && was_raised && !raised &&
+      alarm == AlarmMember{options.member_id, AlarmType::kNoSpace}) {
+    next_nospace_raise_ms = 0;
+  }
   if (request == nullptr) return;
   if (!s.ok()) {
     Answer_(answers, std::move(request), std::move(s), true);

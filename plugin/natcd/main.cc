@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +26,7 @@
 
 #include "adapters/nats/node.h"
 #include "adapters/nats/peer/raft_transport.h"
+#include "alarm/backend_quota.h"
 #include "auth/password.h"
 #include "metrics/member_metrics.h"
 #include "metrics/process_metrics.h"
@@ -35,6 +37,7 @@
 #include "plugin/natcd/daemon_health.h"
 #include "plugin/natcd/embedded_nats.h"
 #include "plugin/natcd/etcd_api_listener.h"
+#include "plugin/natcd/go_duration.h"
 #include "plugin/natcd/listen_urls.h"
 #include "plugin/natcd/metrics_server.h"
 #include "server/member_identity.h"
@@ -89,6 +92,10 @@ struct Settings {
   int64_t auth_token_ttl_s = 300;
   int bcrypt_cost = natcd::auth::kBcryptCostDefault;
   bool nats_trusted = false;
+  // Alarms (etcd's flags and defaults).
+  int64_t quota_backend_bytes = 0;
+  std::string corrupt_check_time = "0s";
+  bool initial_corrupt_check = false;
 };
 
 // The embedded default's metrics listener: etcd's usual metrics port in
@@ -311,6 +318,17 @@ int main(int argc, char** argv) {
                "with auth enabled, serve NATS requests unchecked (NATS account permissions guard "
                "the subjects); without it they are refused while auth is enabled")
       ->envname("NATCD_NATS_TRUSTED");
+  add("--quota-backend-bytes", s.quota_backend_bytes, "NATCD_QUOTA_BACKEND_BYTES",
+      "raise the NOSPACE alarm when the database passes this size, refusing what would grow it "
+      "(0: etcd's default, 2 GiB; negative: no quota)");
+  add("--experimental-corrupt-check-time", s.corrupt_check_time,
+      "NATCD_EXPERIMENTAL_CORRUPT_CHECK_TIME",
+      "how often the leader compares every member's HashKV and raises CORRUPT for one that "
+      "differs (a Go duration: 5m, 30s; 0s: never)");
+  app.add_flag("--experimental-initial-corrupt-check", s.initial_corrupt_check,
+               "before serving, compare this member's HashKV with the other members' and exit "
+               "if one differs (a member with data; a new one has nothing to compare)")
+      ->envname("NATCD_EXPERIMENTAL_INITIAL_CORRUPT_CHECK");
   bool config_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -332,6 +350,13 @@ int main(int argc, char** argv) {
   auto metrics_addresses = natcd::ParseListenUrls(s.listen_metrics_urls);
   if (!metrics_addresses.ok()) {
     fprintf(stderr, "natcd: %s\n", std::string(metrics_addresses.status().message()).c_str());
+    return 2;
+  }
+
+  auto corrupt_check_ms = natcd::ParseGoDurationMs(s.corrupt_check_time);
+  if (!corrupt_check_ms.ok()) {
+    fprintf(stderr, "natcd: --experimental-corrupt-check-time: %s\n",
+            std::string(corrupt_check_ms.status().message()).c_str());
     return 2;
   }
 
@@ -443,6 +468,18 @@ int main(int argc, char** argv) {
   options.leader_request_weight = static_cast<int>(s.leader_request_weight);
   options.snapshot_catchup_entries = static_cast<uint64_t>(s.snapshot_count / 2);
   options.metrics = &member_metrics;
+  // etcd's messages at start (embed/etcd.go, etcdserver/quota.go).
+  options.quota_backend_bytes = natcd::QuotaBytesFromFlag(s.quota_backend_bytes);
+  if (s.quota_backend_bytes < 0) {
+    spdlog::info("disabled backend quota");
+  } else if (options.quota_backend_bytes > natcd::kMaxQuotaBytes) {
+    spdlog::warn("quota exceeds the maximum value: quota-size {}, maximum-size {}",
+                 options.quota_backend_bytes, natcd::kMaxQuotaBytes);
+  }
+  // etcd sets it where it builds the quota: the bytes in force, 0 for none.
+  member_metrics.quota_backend_bytes.Set(static_cast<double>(options.quota_backend_bytes));
+  options.corrupt_check_interval_ms = std::max<int64_t>(*corrupt_check_ms, 0);
+  options.initial_corrupt_check = s.initial_corrupt_check;
   // etcd's gRPC API: where configured, and on the embedded default.
   std::vector<std::string> client_urls;
   if (!s.listen_client_urls.empty() || embedded_default) {

@@ -20,5 +20,6 @@ void AddMoveLeaderCommand(CLI::App& app, Context& ctx);    // move-leader (maint
 void AddDefragCommand(CLI::App& app, Context& ctx);        // defrag (maintenance.cc)
 void AddConcurrencyCommands(CLI::App& app, Context& ctx);  // lock, elect (concurrency.cc)
 void AddSnapshotCommands(CLI::App& app, Context& ctx);     // snapshot ... (snapshot.cc)
+void AddAlarmCommands(CLI::App& app, Context& ctx);        // alarm list, disarm (alarm.cc)
 
 }  // namespace natcdctl

@@ -13,7 +13,9 @@ int Grant(Context& ctx, int64_t ttl) {
   int64_t id = 0;
   int64_t granted = 0;
   natcdStatus s = natcdLease_Grant(&id, &granted, c.client, ttl, 0);
-  if (s != natcdStatus_OK) return LibFail(s);
+  // etcdctl's words and exit code, whatever the error (ErrNoSpace included).
+  if (s != natcdStatus_OK)
+    return Fail(kExitError, "failed to grant lease (" + LibErrorText(s) + ")");
   // The grant reply's header is not exposed by the library; a cheap read gives one.
   natcdHeader h{};
   natcdRangeOptions o{};
@@ -35,7 +37,9 @@ int Revoke(Context& ctx, const std::string& hex) {
   Conn c;
   if (int rc = ctx.Open(&c)) return rc;
   natcdStatus s = natcdLease_Revoke(c.client, id);
-  if (s != natcdStatus_OK) return LibFail(s);
+  if (s != natcdStatus_OK) {
+    return Fail(kExitError, "failed to revoke lease (" + LibErrorText(s) + ")");
+  }
   Write(ctx.printer.Revoke(id));
   return 0;
 }

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   AddMemberCommands(app, ctx);
   AddMoveLeaderCommand(app, ctx);
   AddDefragCommand(app, ctx);
+  AddAlarmCommands(app, ctx);
   app.add_subcommand("version", "Prints the version of natcdctl")->callback([&] {
     Write("natcdctl version: " + std::string(kVersion) + "\nAPI version: 3.5\n");
   });

@@ -61,13 +61,18 @@ inline int64_t HeaderRevision(const std::string& json) {
 
 class EtcdctlTest : public ::testing::Test {
  public:
-  static void SetUpTestSuite() {
+  static void SetUpTestSuite() { StartSuite({}); }
+  // A suite whose natcd needs flags of its own (a small backend quota)
+  // hides SetUpTestSuite with one that calls this.
+  static void StartSuite(const std::vector<std::string>& extra_args) {
     dir_ = new TempDir;
     server_ = new NatsServer;
     ASSERT_TRUE(server_->Start());
-    natcd_ = new NatcdProcess(server_->url(), dir_->path(),
-                              {"--lease-ttl-min", "1", "--log-level", "warn",
-                               "--listen-client-urls", "http://127.0.0.1:0"});
+    std::vector<std::string> args = {"--lease-ttl-min",      "1",
+                                     "--log-level",          "warn",
+                                     "--listen-client-urls", "http://127.0.0.1:0"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    natcd_ = new NatcdProcess(server_->url(), dir_->path(), args);
     ASSERT_TRUE(natcd_->Start());
     endpoint_ = EtcdEndpointOf(*natcd_);
     ASSERT_FALSE(endpoint_.empty()) << natcd_->Log();

@@ -74,7 +74,9 @@ TEST_F(WatchLeaseTest, LeaseLifecycle) {
   EXPECT_EQ(Run({"get", "/l/k"}).out, "");  // the key went with the lease
   r = Run({"lease", "revoke", id});
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("etcdserver: requested lease not found"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Error: failed to revoke lease (etcdserver: requested lease not found)\n"),
+            std::string::npos)
+      << r.err;
   r = Run({"lease", "timetolive", id});
   EXPECT_EQ(r.out, "lease " + id + " already expired\n");
 }

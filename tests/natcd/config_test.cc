@@ -138,14 +138,60 @@ TEST_F(ConfigTest, ShippedConfigFileIsAccepted) {
   EXPECT_NE(line.find("serving"), std::string::npos) << log;
 }
 
+// --experimental-corrupt-check-time takes Go's duration syntax, as etcd's
+// flag: a bare number, an unknown unit or no number is refused with Go's
+// words.
+TEST_F(ConfigTest, CorruptCheckTimeIsAGoDuration) {
+  for (const char* good : {"1m30s", "1.5s"}) {
+    std::string log;
+    std::string line = ServingLine(
+        {"--config", "/dev/null", "--nats-url", server_.url(), "--data-dir",
+         dir_.File(std::string("data-") + good), "--experimental-corrupt-check-time", good},
+        {}, nullptr, &log);
+    EXPECT_NE(line.find("serving"), std::string::npos) << good << ": " << log;
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"5", "time: missing unit in duration \"5\""},
+      {"bogus", "time: invalid duration \"bogus\""},
+      {"1x", "time: unknown unit \"x\" in duration \"1x\""},
+      {"s", "time: invalid duration \"s\""}};
+  for (const auto& [text, error] : bad) {
+    std::string log;
+    int status = 0;
+    std::string line = ServingLine({"--config", "/dev/null", "--nats-url", server_.url(),
+                                    "--experimental-corrupt-check-time", text},
+                                   {}, &status, &log);
+    EXPECT_TRUE(line.empty()) << text;
+    EXPECT_NE(log.find("--experimental-corrupt-check-time: " + error + "\n"), std::string::npos)
+        << text << ": " << log;
+  }
+}
+
 TEST_F(ConfigTest, HelpListsEverySetting) {
   std::string log;
   ServingLine({"--help"}, {}, nullptr, &log);
-  for (const char* flag :
-       {"--nats-url", "--data-dir", "--prefix", "--name", "--creds", "--user", "--password",
-        "--token", "--tls-ca", "--tls-cert", "--tls-key", "--max-txn-ops", "--max-request-bytes",
-        "--lease-ttl-min", "--value-cache-mib", "--watch-window", "--watch-coalesce-ms",
-        "--auto-compaction-mode", "NATCD_NATS_URL"}) {
+  for (const char* flag : {"--nats-url",
+                           "--data-dir",
+                           "--prefix",
+                           "--name",
+                           "--creds",
+                           "--user",
+                           "--password",
+                           "--token",
+                           "--tls-ca",
+                           "--tls-cert",
+                           "--tls-key",
+                           "--max-txn-ops",
+                           "--max-request-bytes",
+                           "--lease-ttl-min",
+                           "--value-cache-mib",
+                           "--watch-window",
+                           "--watch-coalesce-ms",
+                           "--auto-compaction-mode",
+                           "--quota-backend-bytes",
+                           "--experimental-corrupt-check-time",
+                           "--experimental-initial-corrupt-check",
+                           "NATCD_NATS_URL"}) {
     EXPECT_NE(log.find(flag), std::string::npos) << flag << " missing from --help:\n" << log;
   }
 }

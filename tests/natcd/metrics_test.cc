@@ -210,6 +210,71 @@ TEST_F(MetricsTest, UnknownPathIsNotFound) {
   }
 }
 
+// A member past its backend quota: /health answers etcd's 503 with the
+// NOSPACE alarm as its reason (/livez stays true: a full member is alive;
+// exclude=NOSPACE ignores it), and true again once the alarm is disarmed.
+class MetricsQuotaTest : public MetricsTest {
+ protected:
+  std::vector<std::string> ExtraArgs() override {
+    std::vector<std::string> args = MetricsTest::ExtraArgs();
+    args.insert(args.end(), {"--quota-backend-bytes", "1048576", "--snapshot-count", "2"});
+    return args;
+  }
+};
+
+TEST_F(MetricsQuotaTest, HealthFalseWithTheNoSpaceAlarmRaised) {
+  ASSERT_TRUE(WaitFor([&] { return HttpRequest(url_ + "/health").status == 200; }))
+      << HttpRequest(url_ + "/health").body;
+  EXPECT_EQ(Scrape(url_).Find("etcd_server_quota_backend_bytes"), 1048576);
+  const std::string value(100'000, 'q');
+  Natcd__V1__PutRequest put;
+  natcd__v1__put_request__init(&put);
+  put.key = {7, reinterpret_cast<uint8_t*>(const_cast<char*>("/quota/"))};
+  put.value = {value.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(value.data()))};
+  WireReply refused;
+  for (int i = 0; i < 40 && refused.ok(); ++i) refused = client_->Call("kv.put", &put.base);
+  ASSERT_FALSE(refused.ok()) << "the quota was never reached";
+  EXPECT_EQ(refused.error, "ErrNoSpace: etcdserver: mvcc: database space exceeded");
+
+  HttpResponse r;
+  EXPECT_TRUE(WaitFor([&] {
+    r = HttpRequest(url_ + "/health");
+    return r.status == 503;
+  })) << r.status
+      << " " << r.body;
+  EXPECT_EQ(r.body, std::string(R"({"health":"false","reason":"ALARM NOSPACE"})") + "\n");
+  EXPECT_EQ(r.headers["content-type"], "text/plain; charset=utf-8");
+  EXPECT_EQ(HttpRequest(url_ + "/readyz").status, 503);
+  for (const char* path : {"/livez", "/health?exclude=NOSPACE"}) {
+    HttpResponse ok = HttpRequest(url_ + path);
+    EXPECT_EQ(ok.status, 200) << path << ": " << ok.body;
+    EXPECT_EQ(ok.body, kHealthy) << path;
+  }
+
+  Natcd__V1__StatusRequest status;
+  natcd__v1__status_request__init(&status);
+  auto member = WireClient::Decode<Natcd__V1__StatusResponse>(
+      &natcd__v1__status_response__descriptor, client_->Call("maint.status", &status.base));
+  ASSERT_TRUE(member && member->header);
+  Natcd__V1__AlarmRequest disarm;
+  natcd__v1__alarm_request__init(&disarm);
+  disarm.action = NATCD__V1__ALARM_REQUEST__ALARM_ACTION__DEACTIVATE;
+  disarm.memberid = member->header->member_id;
+  disarm.alarm = NATCD__V1__ALARM_TYPE__NOSPACE;
+  WireReply disarmed = client_->Call("maint.alarm", &disarm.base);
+  ASSERT_TRUE(disarmed.ok()) << disarmed.error;
+  auto cleared = WireClient::Decode<Natcd__V1__AlarmResponse>(
+      &natcd__v1__alarm_response__descriptor, disarmed);
+  ASSERT_TRUE(cleared);
+  EXPECT_EQ(cleared->n_alarms, 1u);
+  EXPECT_TRUE(WaitFor([&] {
+    r = HttpRequest(url_ + "/health");
+    return r.status == 200;
+  })) << r.status
+      << " " << r.body;
+  EXPECT_EQ(r.body, kHealthy);
+}
+
 // With its NATS server gone natcd cannot serve: /health says so within a
 // bounded time, and recovers when the server is back.
 TEST_F(MetricsTest, HealthFalseWhileNatsIsDownAndBackAfter) {

@@ -44,7 +44,8 @@ TEST_F(NatcdctlTest, LeaseGrantTimeToLiveListRevoke) {
   EXPECT_EQ(Ctl({"lease", "timetolive", id}).out, "lease " + id + " already expired\n");
   CtlResult again = Ctl({"lease", "revoke", id});
   EXPECT_EQ(again.code, 1);
-  EXPECT_EQ(again.err, "Error: etcdserver: requested lease not found\n");
+  // etcdctl 3.4's words (tests/grpc/etcdctl_watch_lease_test.cc).
+  EXPECT_EQ(again.err, "Error: failed to revoke lease (etcdserver: requested lease not found)\n");
   EXPECT_NE(Ctl({"lease", "revoke", "not-hex"}).code, 0);
 }
 

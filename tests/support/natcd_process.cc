@@ -45,6 +45,7 @@ std::string NatcdProcess::Log() const {
   std::ifstream existing(log_path_, std::ios::ate);
   std::streamoff offset = existing ? static_cast<std::streamoff>(existing.tellg()) : 0;
 
+  start_exit_status_ = -1;
   pid_t pid = fork();
   if (pid < 0) return ::testing::AssertionFailure() << "fork failed";
   if (pid == 0) {
@@ -69,6 +70,7 @@ std::string NatcdProcess::Log() const {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
+      start_exit_status_ = status;
       return ::testing::AssertionFailure() << "natcd exited at start (" << binary << "):\n" << log;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

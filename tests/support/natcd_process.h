@@ -37,6 +37,9 @@ class NatcdProcess {
   void Kill();
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
+  // How natcd exited when Start saw it exit before serving (waitpid's
+  // status; -1 if it did not).
+  int start_exit_status() const { return start_exit_status_; }
   // What natcd wrote to stdout and stderr so far.
   std::string Log() const;
 
@@ -48,6 +51,7 @@ class NatcdProcess {
   std::vector<std::string> extra_args_;
   std::string log_path_;
   pid_t pid_ = -1;
+  int start_exit_status_ = -1;
 };
 
 }  // namespace natcd::testing

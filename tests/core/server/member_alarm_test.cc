@@ -129,6 +129,20 @@ TEST_F(MemberAlarmTest, CompactDefragmentAndDisarmRecover) {
   EXPECT_TRUE(std::get<AlarmResponse>(again.value()).alarms.empty());
 }
 
+// A disarm while the database is still full: the next write past the quota
+// raises NOSPACE again at once (as etcd's quota check raises it on every
+// refusal), not only once the last raise's election timeout has passed.
+TEST_F(MemberAlarmTest, NoSpaceIsRaisedAgainAtOnceAfterADisarm) {
+  ASSERT_GT(FillUntilRefused(), 50);
+  const std::vector<AlarmMember> nospace = {{self(), AlarmType::kNoSpace}};
+  ASSERT_EQ(Alarms(), nospace);
+  ASSERT_TRUE(Call(AlarmRequest{AlarmAction::kDeactivate, self(), AlarmType::kNoSpace}).ok());
+  ASSERT_TRUE(Alarms().empty());
+  EXPECT_EQ(Error(Call(PutRequest{"k1", std::string(4096, 'w')})),
+            "ErrNoSpace: etcdserver: mvcc: database space exceeded");
+  EXPECT_EQ(Alarms(), nospace);
+}
+
 TEST_F(MemberAlarmTest, ARetryOfAWriteAppliedBeforeTheAlarmGetsItsOutcome) {
   Result<Response> first = Call(PutRequest{"once", "v"}, "req-1");
   ASSERT_TRUE(first.ok()) << Error(first);
