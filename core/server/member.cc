@@ -86,8 +86,9 @@ Status Member::Impl::OpenEngine() {
 // log durable on its own, the engine commits without an fsync: a crash
 // loses at most commits the log replays (raft/durable_raft_storage.h).
 Status Member::Impl::OpenRaftStorage() {
+  raftlog::LogFs* fs = options.raft_log_fs != nullptr ? options.raft_log_fs : &log_fs;
   Result<std::unique_ptr<raft::DurableRaftStorage>> storage =
-      engine->OpenRaftLog(&log_fs, raft::DurableRaftStorage::LogDirOf(options.engine.db_path));
+      engine->OpenRaftLog(fs, raft::DurableRaftStorage::LogDirOf(options.engine.db_path));
   if (!storage.ok()) return storage.status();
   raft_storage = std::move(storage).value();
   if (raft_storage->migrated()) {
