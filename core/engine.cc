@@ -1,6 +1,6 @@
 #include "natcd/engine.h"
 
-#include "raft/sqlite_raft_storage.h"
+#include "raft/durable_raft_storage.h"
 
 #include <cassert>
 #include <cstdint>
@@ -255,9 +255,12 @@ Result<LeaseCheckpointResponse> Engine::ApplyLeaseCheckpoint(
   return response;
 }
 
-Result<std::unique_ptr<raft::SqliteRaftStorage>> Engine::OpenRaftLog() {
-  return raft::SqliteRaftStorage::Open(parts_->backend.get());
+Result<std::unique_ptr<raft::DurableRaftStorage>> Engine::OpenRaftLog(raftlog::LogFs* fs,
+                                                                      const std::string& log_dir) {
+  return raft::DurableRaftStorage::Open(parts_->backend.get(), fs, log_dir);
 }
+
+Status Engine::SetCommitsSynced(bool synced) { return parts_->backend->SetCommitsSynced(synced); }
 
 Status Engine::SkipSyncOfNextCommit() { return parts_->backend->SkipSyncOfNextCommit(); }
 Status Engine::EndSkipSync() { return parts_->backend->EndSkipSync(); }

@@ -10,7 +10,7 @@
 #                             seed with a trace
 
 RAFT_TEST_SRCS := $(sort $(shell find tests/raft -name '*.cc')) tests/core/storage/fault_vfs.cc \
-  tests/test_main.cc
+  tests/core/storage/raft_log/fault_log_fs.cc tests/test_main.cc
 RAFT_TEST_OBJS := $(RAFT_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 RAFT_TESTS := $(BUILD)/bin/raft_tests
 

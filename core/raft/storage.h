@@ -1,6 +1,6 @@
 // Storage: what Raft reads of its own stable log. The application writes
 // to it (entries and hard state from a Ready, before calling Advance);
-// Raft only reads. MemoryStorage is the simulator's; SqliteRaftStorage is
+// Raft only reads. MemoryStorage is the simulator's; DurableRaftStorage is
 // natcd's.
 #pragma once
 

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include "raft/durable_raft_storage.h"
 #include "storage/durable_file.h"
 #include "storage/sqlite_backend.h"
 
@@ -11,10 +12,11 @@ namespace natcd::server {
 namespace {
 
 // What belongs to the old cluster, by the persisted formats of
-// raft/sqlite_raft_storage.h (raft_log_run, raft_state; raft_log from
-// before runs) and storage/sqlite_backend.h (request, meta.applied_index).
-// SqliteRaftStorage::Open creates its tables again, empty: a member that
-// has no Raft state, to found the new cluster or wait to be added.
+// raft/durable_raft_storage.h (raft_state; raft_log_run and raft_log from
+// before the log file) and storage/sqlite_backend.h (request,
+// meta.applied_index). DurableRaftStorage::Open creates its tables again,
+// empty: a member that has no Raft state, to found the new cluster or wait
+// to be added (its log file starts empty beside the database).
 constexpr const char* kForgetCluster = R"sql(
 BEGIN;
 DROP TABLE IF EXISTS raft_log_run;
@@ -71,6 +73,13 @@ Result<RestoredBackup> RestoreBackup(const std::string& backup_path, const std::
                                    "a database exists at " + db_path + "; restore makes a new one");
   }
   if (errno != ENOENT) return ErrnoStatus("stat", db_path, errno);
+  // A Raft log left without its database is another cluster's: the new
+  // member must start with none.
+  const std::string log_dir = raft::DurableRaftStorage::LogDirOf(db_path);
+  if (stat(log_dir.c_str(), &st) == 0) {
+    return Status::InvalidArgument("ErrDataDirExists",
+                                   "a Raft log exists at " + log_dir + "; restore makes a new one");
+  }
   const std::string tmp_path = db_path + ".tmp";
   Result<RestoredBackup> out = Restore(backup_path, tmp_path, db_path);
   if (!out.ok()) {

@@ -81,11 +81,22 @@ Status Member::Impl::OpenEngine() {
   return Status::OK();
 }
 
-// The Raft log lives in the engine's database (open the engine first).
+// The Raft log lives in its own file beside the engine's database, the
+// rest of the Raft state in the database (open the engine first). With the
+// log durable on its own, the engine commits without an fsync: a crash
+// loses at most commits the log replays (raft/durable_raft_storage.h).
 Status Member::Impl::OpenRaftStorage() {
-  Result<std::unique_ptr<raft::SqliteRaftStorage>> storage = engine->OpenRaftLog();
+  raftlog::LogFs* fs = options.raft_log_fs != nullptr ? options.raft_log_fs : &log_fs;
+  Result<std::unique_ptr<raft::DurableRaftStorage>> storage =
+      engine->OpenRaftLog(fs, raft::DurableRaftStorage::LogDirOf(options.engine.db_path));
   if (!storage.ok()) return storage.status();
   raft_storage = std::move(storage).value();
+  if (raft_storage->migrated()) {
+    fprintf(stderr, "natcd %s: moved the Raft log out of %s into %s\n", options.name.c_str(),
+            options.engine.db_path.c_str(),
+            raft::DurableRaftStorage::LogDirOf(options.engine.db_path).c_str());
+  }
+  NATCD_RETURN_IF_ERROR(engine->SetCommitsSynced(false));
   // Names recorded by this database (founders, members added since; a
   // snapshot from the leader brings the leader's).
   for (const auto& [id, name] : raft_storage->member_names()) membership.SetName(id, name);
@@ -114,9 +125,11 @@ Status Member::Impl::Found() {
       boot.conf_state.voters.push_back(id);
       NATCD_RETURN_IF_ERROR(raft_storage->SetMemberName(id, name));
     }
+    if (engine->revision() > 0) NATCD_RETURN_IF_ERROR(raft_storage->MarkBootedOverExistingData());
+    // The names and the mark are committed with the snapshot row (synced),
+    // before the log file says the member is initialized.
     NATCD_RETURN_IF_ERROR(raft_storage->ApplySnapshot(boot));
     NATCD_RETURN_IF_ERROR(raft_storage->SetHardState(raft::HardState{1, raft::kNoNode, 1}));
-    if (engine->revision() > 0) NATCD_RETURN_IF_ERROR(raft_storage->MarkBootedOverExistingData());
     NATCD_RETURN_IF_ERROR(engine->Commit());
   }
   NATCD_RETURN_IF_ERROR(CreateRaft());

@@ -35,6 +35,10 @@
 #include "server/peer_transport.h"
 #include "server/request.h"
 
+namespace natcd::raftlog {
+class LogFs;
+}
+
 namespace natcd::server {
 
 // A request that passed through this many members is answered "no leader"
@@ -78,6 +82,10 @@ struct MemberOptions {
   // its own, so the member keeps serving; a caller that needs every step
   // deterministic (the simulator) copies on the member thread instead.
   bool copy_snapshots_on_member_thread = false;
+  // The file system of the Raft log file (in <engine.db_path>.raftlog);
+  // null: the real one. Tests pass one that loses unsynced writes as a
+  // power cut would. Not owned; it outlives the member.
+  raftlog::LogFs* raft_log_fs = nullptr;
   // etcd's --auth-token-ttl: how long a simple token lives unused.
   int64_t auth_token_ttl_ms = 300'000;
   // Where the member records etcd's metrics (core/metrics/member_metrics.h);

@@ -37,8 +37,8 @@
 #include "auth/simple_tokens.h"
 #include "natcd/auto_compactor.h"
 #include "natcd/mutex.h"
+#include "raft/durable_raft_storage.h"
 #include "raft/raft.h"
-#include "raft/sqlite_raft_storage.h"
 #include "server/event_continuity.h"
 #include "server/held_renewals.h"
 #include "server/linearizable_reads.h"
@@ -114,7 +114,8 @@ struct Member::Impl {
   std::mt19937_64 rng GUARDED_BY(member_thread);
   std::unique_ptr<Engine> engine GUARDED_BY(member_thread);
   std::unique_ptr<AutoCompactor> compactor GUARDED_BY(member_thread);
-  std::unique_ptr<raft::SqliteRaftStorage> raft_storage GUARDED_BY(member_thread);
+  raftlog::PosixLogFs log_fs;  // stateless: the real file system
+  std::unique_ptr<raft::DurableRaftStorage> raft_storage GUARDED_BY(member_thread);
   std::unique_ptr<raft::Raft> raft GUARDED_BY(member_thread);
   Membership membership GUARDED_BY(member_thread);
   Proposals proposals GUARDED_BY(member_thread);

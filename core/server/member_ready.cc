@@ -2,6 +2,7 @@
 // from the leader, and leaving Raft when persisting fails (see member_impl.h).
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "server/member_impl.h"
 #include "storage/durable_file.h"
@@ -64,14 +65,6 @@ void Member::Impl::ProcessReady(Answers* answers) {
     const bool applies_conf_change =
         std::any_of(rd.committed_entries.begin(), rd.committed_entries.end(),
                     [](const raft::Entry& e) { return e.type == raft::EntryType::kConfChange; });
-    // A Ready that only applies committed entries (and moves the commit
-    // index) needs no fsync: those entries are durable in the log already,
-    // and a crash would apply them again. Except a membership change: the
-    // hard state written with it (below) must survive a power loss too.
-    const bool syncs = !(rd.entries.empty() && rd.snapshot.empty() && !applies_conf_change &&
-                         (!rd.hard_state || (rd.hard_state->term == synced_hard_state.term &&
-                                             rd.hard_state->vote == synced_hard_state.vote)));
-    if (!syncs) (void)engine->SkipSyncOfNextCommit();
     Status s;
     if (!rd.snapshot.empty() && rd.snapshot.meta.index > 1) {
       // The leader's database arrived whole (see Take): it becomes this
@@ -89,12 +82,6 @@ void Member::Impl::ProcessReady(Answers* answers) {
       s = raft_storage->ApplySnapshot(rd.snapshot.meta);
       applied_index = snapshot_index = rd.snapshot.meta.index;
     }
-    if (s.ok()) s = raft_storage->Append(rd.entries);
-    if (s.ok() && options.metrics != nullptr) {
-      int64_t bytes = 0;
-      for (const raft::Entry& e : rd.entries) bytes += static_cast<int64_t>(e.data.size());
-      options.metrics->wal_write_bytes.Add(static_cast<double>(bytes));
-    }
     // Raft needs term and vote durable. The commit index only has to cover
     // the membership changes applied: a restarted member re-applies the
     // log from its snapshot up to it, and its configuration must not fall
@@ -103,11 +90,29 @@ void Member::Impl::ProcessReady(Answers* answers) {
     // again from the leader (or as a sole voter from its own next entry),
     // and the engine skips the entries it already applied when Raft hands
     // them back. So a Ready that only moves the commit index leaves the
-    // stored hard state alone: a WAL page less in the commit of every write.
-    if (s.ok() && ((rd.hard_state && (rd.hard_state->term != synced_hard_state.term ||
-                                      rd.hard_state->vote != synced_hard_state.vote)) ||
-                   applies_conf_change)) {
-      s = raft_storage->SetHardState(raft->hard_state());
+    // stored hard state alone: a record less in the write of every Ready.
+    std::optional<raft::HardState> hard_state;
+    if ((rd.hard_state && (rd.hard_state->term != synced_hard_state.term ||
+                           rd.hard_state->vote != synced_hard_state.vote)) ||
+        applies_conf_change) {
+      hard_state = raft->hard_state();
+    }
+    // A Ready that only applies committed entries (and moves the commit
+    // index) needs no fsync: those entries are durable in the log already,
+    // and a crash would apply them again.
+    const bool syncs = !rd.entries.empty() || hard_state.has_value();
+    // One write and one fdatasync of the log file: the entries and the
+    // hard state are durable before any message or answer depends on them.
+    if (s.ok() && syncs) {
+      const int64_t start_ns = clock->MonotonicNs();
+      s = raft_storage->Persist(rd.entries, hard_state, syncs);
+      if (s.ok() && options.metrics != nullptr) {
+        int64_t bytes = 0;
+        for (const raft::Entry& e : rd.entries) bytes += static_cast<int64_t>(e.data.size());
+        options.metrics->wal_write_bytes.Add(static_cast<double>(bytes));
+        const double seconds = static_cast<double>(clock->MonotonicNs() - start_ns) / 1e9;
+        if (syncs) options.metrics->wal_fsync_seconds.Observe(seconds);
+      }
     }
     if (s.ok()) {
       for (const raft::Entry& e : rd.committed_entries) {
@@ -116,19 +121,17 @@ void Member::Impl::ProcessReady(Answers* answers) {
       }
       MaybeTakeOverLeases();
     }
-    // One fsync: the log entries, the hard state and the state they
-    // produced are durable before any message or answer depends on them.
-    // (The log is in the same database: its fsync is etcd's WAL fsync.)
+    // The state the entries produced, committed without an fsync: after a
+    // crash the database's applied index says where the log replays from
+    // (raft/durable_raft_storage.h).
     if (s.ok()) {
       const int64_t start_ns = clock->MonotonicNs();
       s = engine->Commit();
       if (s.ok() && options.metrics != nullptr) {
         const double seconds = static_cast<double>(clock->MonotonicNs() - start_ns) / 1e9;
         options.metrics->backend_commit_seconds.Observe(seconds);
-        if (syncs) options.metrics->wal_fsync_seconds.Observe(seconds);
       }
     }
-    if (s.ok()) s = engine->EndSkipSync();
     if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
     if (!s.ok()) {
       LeaveRaft(s, answers);
@@ -255,16 +258,22 @@ void Member::Impl::MaybeCompactLog() {
   const uint64_t compact_to = applied_index > options.snapshot_catchup_entries
                                   ? applied_index - options.snapshot_catchup_entries
                                   : 0;
-  if (raft_storage->CreateSnapshot(meta, compact_to).ok()) snapshot_index = applied_index;
+  // CreateSnapshot commits its row with an fsync in a batch of its own.
+  if (!engine->Commit().ok()) return;
+  Status s = raft_storage->CreateSnapshot(meta, compact_to);
+  if (s.ok()) {
+    snapshot_index = applied_index;
+  } else {
+    fprintf(stderr, "natcd %s: compacting the Raft log: %s\n", options.name.c_str(),
+            s.ToString().c_str());
+  }
 }
 
 Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
-  // Term and vote stay; the commit index is the snapshot's: Raft's may
-  // already point past it at appends that arrived right behind the
-  // snapshot and are not in the installed log (found by the simulator: the
-  // new Raft refused such a log and the member crashed).
-  raft::HardState hard_state = raft->hard_state();
-  hard_state.commit = meta.index;
+  // Term and vote stay in the log file; the database's snapshot row
+  // becomes meta, and opening the Raft storage makes the log agree with it
+  // (replaced, unless it holds meta's entry), with the commit index at
+  // least meta's.
   if (options.metrics) options.metrics->snapshot_apply_in_progress.Set(1);
   // Everything built on the old database goes: watches end with a reason
   // (clients re-create them from their last revision + 1).
@@ -274,7 +283,7 @@ Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
   raft_storage.reset();
   engine.reset();
   const std::string received = shipper.received_path();
-  Status s = raft::SqliteRaftStorage::PrepareReceivedSnapshot(received, meta, hard_state);
+  Status s = raft::DurableRaftStorage::PrepareReceivedSnapshot(received, meta);
   if (s.ok()) {
     const std::string& db = options.engine.db_path;
     s = RemoveFileIfExists(db + "-wal");

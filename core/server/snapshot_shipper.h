@@ -21,7 +21,7 @@
 
 #include "natcd/clock.h"
 #include "raft/raft.h"
-#include "raft/sqlite_raft_storage.h"
+#include "raft/durable_raft_storage.h"
 #include "server/peer_transport.h"
 #include "server/snapshot_transfer.h"
 
@@ -40,7 +40,7 @@ class SnapshotShipper {
   // What the leader's side needs of Raft, each time.
   struct Leader {
     raft::Raft* raft;
-    raft::SqliteRaftStorage* storage;
+    raft::DurableRaftStorage* storage;
     // The membership as of recent indexes (index -> the conf state from it
     // on): a snapshot at index i carries the one in force at i.
     const std::map<uint64_t, raft::ConfState>* conf_history;

@@ -167,8 +167,18 @@ Status SqliteBackend::BeginBatch() {
 }
 
 Status SqliteBackend::SkipSyncOfNextCommit() {
-  if (in_batch_ || !sync_ || skipping_sync_) return Status::OK();
+  if (in_batch_ || !sync_ || !commits_synced_ || skipping_sync_) return Status::OK();
   NATCD_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
+  skipping_sync_ = true;
+  return Status::OK();
+}
+
+Status SqliteBackend::SyncNextCommit() {
+  if (in_batch_) {
+    return Status::Internal("a synced commit must be chosen before a batch opens");
+  }
+  if (!sync_ || commits_synced_ || skipping_sync_) return Status::OK();
+  NATCD_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
   skipping_sync_ = true;
   return Status::OK();
 }
@@ -176,7 +186,17 @@ Status SqliteBackend::SkipSyncOfNextCommit() {
 Status SqliteBackend::EndSkipSync() {
   if (!skipping_sync_ || in_batch_) return Status::OK();
   skipping_sync_ = false;
-  return Exec("PRAGMA synchronous=FULL");
+  return Exec(commits_synced_ ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+}
+
+Status SqliteBackend::SetCommitsSynced(bool synced) {
+  if (in_batch_) {
+    return Status::Internal("the commit mode changes between batches only");
+  }
+  commits_synced_ = synced;
+  skipping_sync_ = false;
+  if (!sync_) return Status::OK();
+  return Exec(synced ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
 }
 
 Status SqliteBackend::CommitBatch() {

@@ -89,9 +89,20 @@ class SqliteBackend {
   // makes this one durable too: for state that can be rebuilt after a crash
   // (applied from a Raft log that is durable already).
   Status SkipSyncOfNextCommit();
-  // Back to synchronous=FULL if no commit came since SkipSyncOfNextCommit
-  // (the caller wrote nothing after all): a later batch must not inherit it.
+  // Back to the steady mode if no commit came since SkipSyncOfNextCommit or
+  // SyncNextCommit (the caller wrote nothing after all): a later batch must
+  // not inherit it.
   Status EndSkipSync();
+  // Whether commits fsync (synchronous=FULL, the default) or not
+  // (synchronous=NORMAL): the member's database is a prefix of its commits
+  // after a power loss, rebuilt from its Raft log file, which is durable on
+  // its own. Between batches only (Internal inside one: a bug). Nothing
+  // changes when BackendOptions::sync is false (synchronous=OFF).
+  Status SetCommitsSynced(bool synced);
+  // The next batch commits with an fsync even when commits are not synced:
+  // in WAL mode that makes every earlier commit durable too (one fsync of
+  // the WAL file). Between batches only (Internal inside one: a bug).
+  Status SyncNextCommit();
   void RollbackBatch();
   bool in_batch() const { return in_batch_; }
 
@@ -144,7 +155,8 @@ class SqliteBackend {
 
   sqlite3* db_ = nullptr;
   bool sync_ = true;            // BackendOptions::sync
-  bool skipping_sync_ = false;  // synchronous=NORMAL until the next commit
+  bool commits_synced_ = true;  // the steady mode: FULL (true) or NORMAL
+  bool skipping_sync_ = false;  // the other mode until the next commit
   bool in_batch_ = false;
   sqlite3_stmt* begin_ = nullptr;
   sqlite3_stmt* commit_ = nullptr;

@@ -48,7 +48,9 @@ struct TopologyOptions {
   // Start, unmounted by the destructor; needs root), so FillDisk can fill
   // it. -1: none.
   int tmpfs_member = -1;
-  int64_t tmpfs_bytes = 64 << 20;
+  // Room for the Raft log file's first segment, preallocated whole (64
+  // MiB, raft_log_file.h), and the database beside it.
+  int64_t tmpfs_bytes = 96 << 20;
   std::vector<std::string> extra_member_args;
 };
 

@@ -46,7 +46,10 @@ class AlarmStore;
 class AuthStore;
 class SqliteBackend;
 namespace raft {
-class SqliteRaftStorage;
+class DurableRaftStorage;
+}
+namespace raftlog {
+class LogFs;
 }
 
 struct LeaseExpireResponse {
@@ -208,10 +211,17 @@ class Engine final : public EventSource {
   uint64_t applied_index() const { return applied_index_; }
   size_t key_count() const;
   size_t lease_count() const;
-  // The Raft log, in the engine's database: its writes join the engine's
-  // open batch, so one Commit (one fsync) covers the log and the state.
-  // Close it before the engine.
-  Result<std::unique_ptr<raft::SqliteRaftStorage>> OpenRaftLog();
+  // The member's Raft storage: the log and hard state in the log file in
+  // log_dir, the rest of its Raft state in the engine's database
+  // (raft/durable_raft_storage.h). Close it before the engine. No batch may
+  // be open.
+  Result<std::unique_ptr<raft::DurableRaftStorage>> OpenRaftLog(raftlog::LogFs* fs,
+                                                                const std::string& log_dir);
+  // Whether Commit fsyncs (the default). A member whose Raft log is durable
+  // in its own file commits without (false): after a power loss the
+  // database is a prefix of its commits, applied index included, and the
+  // log replays the rest (core/storage/sqlite_backend.h). Between Commits.
+  Status SetCommitsSynced(bool synced);
   // The next Commit skips its fsync: for a batch that only applies entries
   // already durable in the log (a crash applies them again). EndSkipSync
   // undoes it if no Commit came (core/storage/sqlite_backend.h).

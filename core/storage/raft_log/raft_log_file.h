@@ -1,8 +1,7 @@
 // RaftLogFile: a member's Raft log and hard state in a directory of
 // append-only, preallocated, checksummed segment files of natcd's own
 // (log_format.h). The models are leveldb's log format and etcd's wal
-// package. Not yet used by the member, which keeps its log in SQLite
-// (raft/sqlite_raft_storage.h); the durable-path issue moves it here.
+// package. The member uses it through raft/durable_raft_storage.h.
 //
 // Writes. Append(entries, hard_state, sync) is one Raft Ready: its entry
 // batch and hard state become records written with one write and made

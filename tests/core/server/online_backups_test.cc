@@ -18,7 +18,7 @@
 
 #include "natcd/clock.h"
 #include "natcd/engine.h"
-#include "raft/sqlite_raft_storage.h"
+#include "raft/durable_raft_storage.h"
 #include "server/backup_restore.h"
 #include "storage/backup_file.h"
 #include "testutil.h"
@@ -173,7 +173,9 @@ TEST_F(OnlineBackupsTest, BackupUnderWritesRestoresToTheCommitItCopied) {
   ASSERT_NE(back, nullptr);
   EXPECT_EQ(back->revision(), first.revision);
   EXPECT_EQ(Contents(back.get()), ModelAt(first.applied_index));
-  Result<std::unique_ptr<raft::SqliteRaftStorage>> raft = back->OpenRaftLog();
+  raftlog::PosixLogFs fs;
+  Result<std::unique_ptr<raft::DurableRaftStorage>> raft = back->OpenRaftLog(
+      &fs, raft::DurableRaftStorage::LogDirOf(dir_.File("restored.db")));
   ASSERT_TRUE(raft.ok()) << raft.status().ToString();
   EXPECT_FALSE((*raft)->Initialized()) << "a new cluster's member: no Raft state";
   EXPECT_TRUE((*raft)->member_names().empty());

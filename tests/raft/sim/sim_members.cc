@@ -22,6 +22,10 @@ SimMember& Simulation::NewMember(const std::string& name, bool founder,
   o.cluster_id = 1;
   o.engine.db_path = m->dir + "/natcd.db";
   o.engine.sync = options_.vfs != nullptr;
+  if (options_.vfs != nullptr) {
+    m->log_fs = std::make_unique<raftlog::testing::FaultLogFs>();
+    o.raft_log_fs = m->log_fs.get();
+  }
   o.engine.clock = m->clock.get();
   o.engine.seed = rng_();
   o.engine.lease_ttl_s_min = 1;
@@ -109,6 +113,16 @@ void Simulation::Crash(SimMember& m, bool power_loss) {
     if (!out) Fail("power loss: cannot write back " + path);
   }
   options_.vfs->ForgetUnsyncedDataUnder(m.dir + "/");
+  // And of the Raft log file, what was written since its last fdatasync.
+  if (m.log_fs != nullptr) {
+    if (m.log_fs->unsynced_bytes() > 0) {
+      Trace("%s loses %llu unsynced bytes of its Raft log", m.name.c_str(),
+            static_cast<unsigned long long>(m.log_fs->unsynced_bytes()));
+      result_.stats.power_losses_losing_data++;
+    }
+    std::mt19937 lose(static_cast<uint32_t>(rng_()));
+    m.log_fs->LosePower(&lose);
+  }
 }
 
 std::vector<SimMember*> Simulation::Alive() {

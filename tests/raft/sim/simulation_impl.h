@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/storage/fault_vfs.h"
+#include "core/storage/raft_log/fault_log_fs.h"
 #include "natcd/clock.h"
 #include "raft/sim/linearizability.h"
 #include "raft/sim/sim_event_sink.h"
@@ -87,6 +88,9 @@ struct SimMember {
   std::string dir;
   server::MemberOptions options;
   std::unique_ptr<ManualClock> clock;
+  // The Raft log file's file system, with a vfs: a power loss drops what
+  // it did not sync, as the vfs does for the database.
+  std::unique_ptr<raftlog::testing::FaultLogFs> log_fs;
   uint64_t incarnation = 0;
   bool removed = false;  // out of the cluster for good
   int64_t restart_at = 0;
