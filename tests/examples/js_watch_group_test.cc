@@ -34,26 +34,26 @@ TEST_F(JsWatchGroupExampleTest, PlainNatsClientFollowsAGroupExactlyOnce) {
               natcdStatus_OK);
     natcdPutResponse_Destroy(r);
   };
-  put("/jsg/a", "1");  // revision 1: history for the script
-  put("/other", "x");  // revision 2: not watched
+  put("/jsg/a", "1");  // revision 2: history for the script
+  put("/other", "x");  // revision 3: not watched
   ExampleProcess script(
       "/usr/bin/env",
       {"node", std::filesystem::absolute(kScript).string(), server_.url(), "/jsg/", "--from", "1"},
       server_.url(), dir_.path());
   ASSERT_TRUE(script.Start());
-  ASSERT_TRUE(script.WaitForLine("PUT /jsg/a = 1 @1", 10000)) << script.Output();
+  ASSERT_TRUE(script.WaitForLine("PUT /jsg/a = 1 @2", 10000)) << script.Output();
   bool joined = false;
   for (int i = 0; i < 100 && !joined; ++i) {
     for (const std::string& line : script.Lines()) joined |= line.rfind("joined group ", 0) == 0;
     if (!joined) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(joined) << script.Output();
-  put("/jsg/b", "2");  // 3
+  put("/jsg/b", "2");  // 4
   natcdDeleteResponse* d = nullptr;
-  ASSERT_EQ(natcdKV_Delete(&d, client_, "/jsg/a", 6, nullptr), natcdStatus_OK);  // 4
+  ASSERT_EQ(natcdKV_Delete(&d, client_, "/jsg/a", 6, nullptr), natcdStatus_OK);  // 5
   natcdDeleteResponse_Destroy(d);
-  put("/jsg/c", "3");  // 5
-  ASSERT_TRUE(script.WaitForLine("PUT /jsg/c = 3 @5", 5000)) << script.Output();
+  put("/jsg/c", "3");  // 6
+  ASSERT_TRUE(script.WaitForLine("PUT /jsg/c = 3 @6", 5000)) << script.Output();
   // A few heartbeats (200 ms) go by: acked, nothing printed, no resume.
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   std::vector<std::string> events;
@@ -62,8 +62,8 @@ TEST_F(JsWatchGroupExampleTest, PlainNatsClientFollowsAGroupExactlyOnce) {
     EXPECT_EQ(line.rfind("resumed", 0), std::string::npos) << script.Output();
     EXPECT_EQ(line.rfind("error", 0), std::string::npos) << script.Output();
   }
-  EXPECT_EQ(events, (std::vector<std::string>{"PUT /jsg/a = 1 @1", "PUT /jsg/b = 2 @3",
-                                              "DELETE /jsg/a @4", "PUT /jsg/c = 3 @5"}))
+  EXPECT_EQ(events, (std::vector<std::string>{"PUT /jsg/a = 1 @2", "PUT /jsg/b = 2 @4",
+                                              "DELETE /jsg/a @5", "PUT /jsg/c = 3 @6"}))
       << script.Output();
   EXPECT_EQ(script.Terminate(), 0) << script.Output();
 }
