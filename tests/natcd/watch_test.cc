@@ -314,7 +314,7 @@ TEST_F(WatchTest, JsonClientJoinsAGroupAndGetsItsEventsThere) {
   ASSERT_TRUE(json);
   EXPECT_EQ((*json)["seq"].text, "3");
   EXPECT_EQ((*json)["groupId"].text, group_id);
-  EXPECT_EQ((*json)["header"]["revision"].text, "1");
+  EXPECT_EQ((*json)["header"]["revision"].text, "2");
   const uint64_t from = std::stoull((*json)["groupSeq"].text);
   client_->Put("/wg/b", "1");
   for (;;) {
@@ -327,7 +327,7 @@ TEST_F(WatchTest, JsonClientJoinsAGroupAndGetsItsEventsThere) {
     EXPECT_EQ((*json)["groupId"].text, group_id);
     if ((*json)["events"].size() == 0) continue;  // a heartbeat
     ASSERT_EQ((*json)["events"].size(), 1u);
-    EXPECT_EQ((*json)["events"][0]["kv"]["modRevision"].text, "2");
+    EXPECT_EQ((*json)["events"][0]["kv"]["modRevision"].text, "3");
     break;
   }
   EXPECT_FALSE(inbox.Next(300)) << "a member gets nothing more on its inbox";
