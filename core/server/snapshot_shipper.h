@@ -20,8 +20,8 @@
 #include <thread>
 
 #include "natcd/clock.h"
-#include "raft/raft.h"
 #include "raft/durable_raft_storage.h"
+#include "raft/raft.h"
 #include "server/peer_transport.h"
 #include "server/snapshot_transfer.h"
 

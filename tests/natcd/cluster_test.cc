@@ -166,6 +166,28 @@ class ClusterTest : public ::testing::Test {
   // gives up after timeout_ms.
   // Each attempt waits 1 s at most: a request the NATS server handed to a
   // member in the instant it was killed gets no answer.
+  // Kills and restarts every member once, the leader first (the other two
+  // keep the quorum), with 15 acknowledged puts of prefix<n> before the
+  // first kill and after each; *written: how many were written.
+  void KillEachMemberWhileWriting(const std::string& prefix, int* written) {
+    int& next = *written;
+    next = 0;
+    auto write = [&](int n) {
+      for (int i = 0; i < n; i++, next++) {
+        ASSERT_TRUE(PutAcked(prefix + std::to_string(next), "v")) << next;
+      }
+    };
+    ASSERT_NO_FATAL_FAILURE(write(15));
+    std::vector<std::string> order = {LeaderName()};
+    for (const std::string& name : kNames) {
+      if (name != order[0]) order.push_back(name);
+    }
+    for (const std::string& name : order) {
+      members_[name]->Kill();
+      ASSERT_NO_FATAL_FAILURE(write(15));
+      ASSERT_TRUE(members_[name]->Start());
+    }
+  }
   bool PutAcked(const std::string& key, const std::string& value, int timeout_ms = 10'000) {
     Natcd__V1__PutRequest put;
     natcd__v1__put_request__init(&put);
@@ -536,24 +558,9 @@ TEST_F(ClusterTest, WatchGroupsAcrossFailoversMissNothing) {
     return true;
   };
   EXPECT_TRUE(WaitFor(in_groups, 10'000, 20)) << "the watches did not join their groups";
+  // Every member is killed once (so the one holding the watches is).
   int next = 0;
-  auto write = [&](int n) {
-    for (int i = 0; i < n; i++, next++) {
-      ASSERT_TRUE(PutAcked("/wf/k" + std::to_string(next), "v")) << next;
-    }
-  };
-  // Every member is killed once (so the one holding the watches is), the
-  // leader first; the other two keep the quorum.
-  write(15);
-  std::vector<std::string> order = {LeaderName()};
-  for (const std::string& name : kNames) {
-    if (name != order[0]) order.push_back(name);
-  }
-  for (const std::string& name : order) {
-    members_[name]->Kill();
-    write(15);
-    ASSERT_TRUE(members_[name]->Start());
-  }
+  ASSERT_NO_FATAL_FAILURE(KillEachMemberWhileWriting("/wf/k", &next));
   const int64_t last = Revision(client_.get());
   for (int i = 0; i < kWatches; ++i) {
     natcdWatchStats stats{};
@@ -611,24 +618,9 @@ TEST_F(ClusterTest, AWatchAcrossFailoversMissesNothing) {
                 },
                 &seen),
             natcdStatus_OK);
+  // Every member is killed once (so the one holding the watch is).
   int next = 0;
-  auto write = [&](int n) {
-    for (int i = 0; i < n; i++, next++) {
-      ASSERT_TRUE(PutAcked("/wf/k" + std::to_string(next), "v")) << next;
-    }
-  };
-  // Every member is killed once (so the one holding the watch is), the
-  // leader first; the other two keep the quorum.
-  write(15);
-  std::vector<std::string> order = {LeaderName()};
-  for (const std::string& name : kNames) {
-    if (name != order[0]) order.push_back(name);
-  }
-  for (const std::string& name : order) {
-    members_[name]->Kill();
-    write(15);
-    ASSERT_TRUE(members_[name]->Start());
-  }
+  ASSERT_NO_FATAL_FAILURE(KillEachMemberWhileWriting("/wf/k", &next));
   const int64_t last = Revision(client_.get());
   natcdWatchStats stats{};
   EXPECT_TRUE(WaitFor(

@@ -430,6 +430,15 @@ static _outcome _deliver(natcdWatch* w, const Natcd__V1__WatchResponse* r) {
 }
 
 // Handles one message of the stream (its seq already checked). Takes r.
+// A message after a gap in its sequence: counted and dropped (the caller
+// resumes from what was delivered).
+static void _dropAfterGap(natcdWatch* w, Natcd__V1__WatchResponse* r) {
+  pthread_mutex_lock(&w->mu);
+  w->stats.gaps++;
+  pthread_mutex_unlock(&w->mu);
+  protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
 static _outcome _process(natcdWatch* w, Natcd__V1__WatchResponse* r) {
   if (r->fragment && !r->canceled) {
     if (w->n_frags == w->cap_frags) {
@@ -570,10 +579,7 @@ static void* _watchMain(void* arg) {
       }
       if (r->group_seq != w->group_next_seq || r->group_id != w->group_id) {
         // NATS dropped group messages (a slow subscriber): resume.
-        pthread_mutex_lock(&w->mu);
-        w->stats.gaps++;
-        pthread_mutex_unlock(&w->mu);
-        protobuf_c_message_free_unpacked(&r->base, NULL);
+        _dropAfterGap(w, r);
         resume = true;
         continue;
       }
@@ -595,10 +601,7 @@ static void* _watchMain(void* arg) {
     if (r->seq != w->next_seq) {
       // A lost message (or a stranger on our inbox): start over from what
       // was delivered.
-      pthread_mutex_lock(&w->mu);
-      w->stats.gaps++;
-      pthread_mutex_unlock(&w->mu);
-      protobuf_c_message_free_unpacked(&r->base, NULL);
+      _dropAfterGap(w, r);
       resume = true;
       continue;
     }
