@@ -237,7 +237,8 @@ const std::vector<WatchRegistry::EncodedResponse>& WatchRegistry::Encoded(
       length |= uint64_t{b & 0x7fu} << shift;
       if ((b & 0x80) == 0) break;
     }
-    response.header_end = at + length;
+    response.header_end =
+        data[0] == 0x0a ? std::min<size_t>(at + length, response.bytes.size()) : 0;
     responses.push_back(std::move(response));
     begin = end;
   } while (begin < message.events.size());
