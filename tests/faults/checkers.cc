@@ -299,6 +299,45 @@ void CheckLeases(const std::vector<LeaseHistory>& leases, int64_t end_us, int64_
   report->notes.push_back(out.str());
 }
 
+void CheckLocks(const std::vector<LockHold>& holds, int64_t slack_us, CheckReport* report) {
+  std::vector<LockHold> by_fence = holds;
+  std::sort(by_fence.begin(), by_fence.end(), [](const LockHold& a, const LockHold& b) {
+    return a.fencing_revision < b.fencing_revision;
+  });
+  auto describe = [](const LockHold& h) {
+    std::ostringstream out;
+    out << "client " << h.client << " fencing revision " << h.fencing_revision << " held ["
+        << h.acquired_us / 1000 << ", " << h.released_us / 1000 << "] ms (asked at "
+        << h.acquire_call_us / 1000 << " ms)";
+    return out.str();
+  };
+  for (size_t i = 0; i < by_fence.size(); i++) {
+    for (size_t j = i + 1; j < by_fence.size(); j++) {
+      const LockHold& older = by_fence[i];
+      const LockHold& newer = by_fence[j];
+      if (older.fencing_revision == newer.fencing_revision) {
+        report->anomalies.push_back("two holders with one fencing revision: " + describe(older) +
+                                    "; " + describe(newer));
+        continue;
+      }
+      // The newer key was created after the older one, so the newer holder
+      // cannot have been done before the older one even asked.
+      if (newer.released_us < older.acquire_call_us) {
+        report->anomalies.push_back("fencing revisions out of order: " + describe(newer) +
+                                    " before " + describe(older));
+      }
+      const int64_t overlap = std::min(older.released_us, newer.released_us) -
+                              std::max(older.acquired_us, newer.acquired_us);
+      if (overlap > slack_us) {
+        report->anomalies.push_back("two lock holders at once for " +
+                                    std::to_string(overlap / 1000) + " ms: " + describe(older) +
+                                    "; " + describe(newer));
+      }
+    }
+  }
+  report->notes.push_back("locks: " + std::to_string(holds.size()) + " holdings checked");
+}
+
 std::string Availability::ToString() const {
   char buf[384];
   std::snprintf(buf, sizeof buf,
