@@ -339,13 +339,14 @@ void CheckLocks(const std::vector<LockHold>& holds, int64_t slack_us, CheckRepor
 }
 
 std::string Availability::ToString() const {
-  char buf[384];
+  char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%s: longest gap without an acknowledged write %.1f s; writes from 2 election "
                 "timeouts in: %d/%d ok (%.1f%%), %d unknown; acknowledged in %.2f s median, "
-                "%.2f s max",
+                "%.2f s max; reads %d/%d ok, answered in %.2f s median, %.2f s max",
                 fault.c_str(), longest_gap_us / 1e6, writes_ok, writes, 100.0 * share_ok(),
-                writes_unknown, median_write_us / 1e6, max_write_us / 1e6);
+                writes_unknown, median_write_us / 1e6, max_write_us / 1e6, reads_ok, reads,
+                median_read_us / 1e6, max_read_us / 1e6);
   return buf;
 }
 
@@ -372,8 +373,13 @@ Availability MeasureAvailability(const std::vector<KvRecord>& records, const Fau
   a.fault = fault.kind + " " + fault.target;
   a.longest_gap_us = LongestWriteGapUs(records, fault.begin_us, fault.end_us + 5'000'000);
   std::vector<int64_t> latencies;
+  std::vector<int64_t> read_latencies;
   for (const KvRecord& r : records) {
-    if (!r.is_write() || r.call_us < fault.begin_us + settle_us || r.call_us > fault.end_us) {
+    if (r.call_us < fault.begin_us + settle_us || r.call_us > fault.end_us) continue;
+    if (!r.is_write()) {
+      a.reads++;
+      a.reads_ok += r.outcome == Outcome::kOk;
+      if (r.outcome == Outcome::kOk) read_latencies.push_back(r.ret_us - r.call_us);
       continue;
     }
     a.writes++;
@@ -385,6 +391,11 @@ Availability MeasureAvailability(const std::vector<KvRecord>& records, const Fau
   if (!latencies.empty()) {
     a.median_write_us = latencies[latencies.size() / 2];
     a.max_write_us = latencies.back();
+  }
+  std::sort(read_latencies.begin(), read_latencies.end());
+  if (!read_latencies.empty()) {
+    a.median_read_us = read_latencies[read_latencies.size() / 2];
+    a.max_read_us = read_latencies.back();
   }
   return a;
 }

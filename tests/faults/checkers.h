@@ -74,6 +74,10 @@ struct Availability {
   int writes_unknown = 0;
   int64_t median_write_us = 0;  // of those acknowledged
   int64_t max_write_us = 0;
+  int reads = 0;  // linearizable reads invoked from begin + settle to end
+  int reads_ok = 0;
+  int64_t median_read_us = 0;  // of those answered
+  int64_t max_read_us = 0;
   double share_ok() const { return writes == 0 ? 1.0 : double(writes_ok) / writes; }
   std::string ToString() const;
 };

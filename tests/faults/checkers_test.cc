@@ -180,6 +180,9 @@ TEST(FaultCheckers, AvailabilityCountsWritesFromTheSettleTime) {
   EXPECT_EQ(a.writes_ok, 1);
   EXPECT_EQ(a.writes_unknown, 1);
   EXPECT_EQ(a.longest_gap_us, 10'000'000 - 4'100'000);  // to the end + 5 s
+  EXPECT_EQ(a.reads, 1);
+  EXPECT_EQ(a.reads_ok, 1);
+  EXPECT_EQ(a.max_read_us, 100'000);
 }
 
 LockHold Hold(int client, int64_t fence, int64_t call, int64_t acquired, int64_t released) {
