@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
       {"concurrency", concurrency_tests, concurrency_tests_count, _setupDefault},
       {"resilience", resilience_tests, resilience_tests_count, _setupDefault},
       {"maint", maint_tests, maint_tests_count, _setupDefault},
+      {"reader_race", reader_race_tests, reader_race_tests_count, _setupDefault},
       {"slow_consumer", slow_consumer_tests, slow_consumer_tests_count, _setupSlowConsumer},
   };
   // Optional: run only the groups named on the command line.

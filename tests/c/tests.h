@@ -18,6 +18,8 @@ extern const struct CMUnitTest resilience_tests[];
 extern const size_t resilience_tests_count;
 extern const struct CMUnitTest maint_tests[];
 extern const size_t maint_tests_count;
+extern const struct CMUnitTest reader_race_tests[];
+extern const size_t reader_race_tests_count;
 extern const struct CMUnitTest slow_consumer_tests[];
 extern const size_t slow_consumer_tests_count;
 

@@ -120,7 +120,8 @@ static natcdStatus _clientNew(natcdClient** out, const natcdClientOptions* given
   const char* prefix =
       opts.prefix != NULL && opts.prefix[0] != '\0' ? opts.prefix : NATCD_DEFAULT_PREFIX;
   c->prefix = strdup(prefix);
-  if (c->prefix == NULL) {
+  if (c->prefix == NULL || pthread_mutex_init(&c->retired_mu, NULL) != 0) {
+    free(c->prefix);
     free(c);
     return _setError(natcdStatus_NoMemory, "out of memory");
   }
@@ -175,7 +176,11 @@ natsConnection* natcdClient_GetConnection(natcdClient* client) {
 
 void natcdClient_Destroy(natcdClient* client) {
   if (client == NULL) return;
+  // Closed first, so that the subscriptions still waiting to be freed can be.
+  if (client->owns_nc && client->nc != NULL) natsConnection_Close(client->nc);
+  if (client->nc != NULL) _subscriptionsFreeAll(client);
   if (client->owns_nc && client->nc != NULL) natsConnection_Destroy(client->nc);
+  pthread_mutex_destroy(&client->retired_mu);
   free(client->prefix);
   free(client);
 }

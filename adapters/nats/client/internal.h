@@ -34,6 +34,11 @@ struct natcdClient {
   // (paused, frozen, cut off) costs one attempt and not, as through the
   // queue group where it keeps its weighted subscriptions, most of them.
   _Atomic uint64_t leader_id;
+  // Subscriptions unsubscribed but not freed yet (subscription.c).
+  pthread_mutex_t retired_mu;
+  natsSubscription** retired;  // guarded by retired_mu
+  size_t n_retired;            // guarded by retired_mu
+  size_t cap_retired;          // guarded by retired_mu
 };
 
 // --- errors (status.c) -----------------------------------------------------
@@ -82,6 +87,15 @@ natcdStatus _request(ProtobufCMessage** reply, natcdClient* c, const char* suffi
 natcdStatus _publish(natcdClient* c, const char* suffix, const ProtobufCMessage* msg);
 // 32 lowercase hex digits from 128 random bits, NUL-terminated (33 bytes).
 void _randomHex128(char out[33]);
+
+// --- subscriptions (subscription.c) -------------------------------------------
+
+// Unsubscribes `sub` (NULL: nothing) and frees it once nats.c's reader can
+// no longer be using it; the only way the client frees a subscription.
+void _subscriptionFree(natcdClient* c, natsSubscription* sub);
+// At natcdClient_Destroy: frees those still waiting (the connection closed,
+// or up and answering; else they are leaked, never freed too early).
+void _subscriptionsFreeAll(natcdClient* c);
 
 // --- arena (kv.c) ------------------------------------------------------------
 
