@@ -289,9 +289,12 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
     const bool to_leader = write || (o != NULL && o->to_leader);
     const uint64_t leader = to_leader ? atomic_load(&c->leader_id) : 0;
     char* direct = leader != 0 ? _directSubject(c, leader, suffix) : NULL;
+    const uint64_t retired = _subscriptionsRetiredSoFar(c);
     s = _attempt(&reply, c, direct != NULL ? direct : subject, body, len, request_id, timeout,
                  &retry);
     free(direct);
+    // A reply: the reader is past every message before it (subscription.c).
+    if (s == natcdStatus_OK) _subscriptionsFreeUpTo(c, retired);
     bool retry_at_once = false;
     if (s != natcdStatus_OK && direct != NULL) {
       // That member did not answer (stopped, cut off, gone): forget it, and

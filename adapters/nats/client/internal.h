@@ -36,9 +36,10 @@ struct natcdClient {
   _Atomic uint64_t leader_id;
   // Subscriptions unsubscribed but not freed yet (subscription.c).
   pthread_mutex_t retired_mu;
-  natsSubscription** retired;  // guarded by retired_mu
-  size_t n_retired;            // guarded by retired_mu
-  size_t cap_retired;          // guarded by retired_mu
+  struct _retired* retired;  // guarded by retired_mu, in retirement order
+  size_t n_retired;          // guarded by retired_mu
+  size_t cap_retired;        // guarded by retired_mu
+  uint64_t retired_seq;      // guarded by retired_mu: retirements so far
 };
 
 // --- errors (status.c) -----------------------------------------------------
@@ -90,11 +91,17 @@ void _randomHex128(char out[33]);
 
 // --- subscriptions (subscription.c) -------------------------------------------
 
-// Unsubscribes `sub` (NULL: nothing) and frees it once nats.c's reader can
-// no longer be using it; the only way the client frees a subscription.
-void _subscriptionFree(natcdClient* c, natsSubscription* sub);
-// At natcdClient_Destroy: frees those still waiting (the connection closed,
-// or up and answering; else they are leaked, never freed too early).
+typedef struct _retired _retired;
+
+// Unsubscribes `sub` (NULL: nothing) and keeps it until nats.c's reader can
+// no longer be using it: the only way the client lets go of a subscription.
+void _subscriptionRetire(natcdClient* c, natsSubscription* sub);
+// How many subscriptions were retired so far: read before sending a request.
+uint64_t _subscriptionsRetiredSoFar(natcdClient* c);
+// Once that request's reply has come: frees the first `seq` retired.
+void _subscriptionsFreeUpTo(natcdClient* c, uint64_t seq);
+// At natcdClient_Destroy: frees what is left (the connection closed, or up
+// and answering; else leaks it, never freeing too early).
 void _subscriptionsFreeAll(natcdClient* c);
 
 // --- arena (kv.c) ------------------------------------------------------------

@@ -106,7 +106,7 @@ static uint64_t _reconnects(natcdWatch* w) {
 }
 
 static void _leaveGroup(natcdWatch* w) {
-  _subscriptionFree(w->client, w->group_sub);
+  _subscriptionRetire(w->client, w->group_sub);
   w->group_sub = NULL;
   w->group_id = 0;
   w->joined = false;
@@ -137,7 +137,7 @@ static void _detach(natcdWatch* w, bool tell_server) {
     size_t len = natcd__v1__watch_cancel_request__pack(&req, buf);
     (void)natsConnection_Publish(w->client->nc, w->cancel_subject, buf, (int)len);
   }
-  _subscriptionFree(w->client, w->sub);
+  _subscriptionRetire(w->client, w->sub);
   w->sub = NULL;
   _leaveGroup(w);
   natsInbox_Destroy(w->inbox);
@@ -215,7 +215,7 @@ static natcdStatus _attach(natcdWatch* w, int64_t start_revision, int64_t* compa
     }
   }
   if (reply != NULL) protobuf_c_message_free_unpacked(reply, NULL);
-  _subscriptionFree(w->client, sub);
+  _subscriptionRetire(w->client, sub);
   natsInbox_Destroy(inbox);
   return s;
 }
