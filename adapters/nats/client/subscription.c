@@ -54,6 +54,7 @@ uint64_t _subscriptionsRetiredSoFar(natcdClient* c) {
 // Frees the first n (no nats.c lock is held here, and nats.c never calls
 // back into the client, so holding retired_mu meanwhile is safe).
 static void _freeFirst(natcdClient* c, size_t n) {
+  if (n == 0) return;  // retired may be NULL
   for (size_t i = 0; i < n; ++i) natsSubscription_Destroy(c->retired[i].sub);
   memmove(c->retired, c->retired + n, (c->n_retired - n) * sizeof *c->retired);
   c->n_retired -= n;
