@@ -128,78 +128,9 @@ static void test_destroy_while_disconnected(void** state) {
   assert_true(WAIT_FOR(_answers(g_client), 10000));
 }
 
-typedef struct churnWriter {
-  natcdClient* client;
-  atomic_bool stop;
-  atomic_int failures;
-} churnWriter;
-
-static void* _churnWriterMain(void* arg) {
-  churnWriter* cw = arg;
-  while (!atomic_load(&cw->stop)) {
-    if (natcdKV_Put(NULL, cw->client, NATCD_STR("/rrs/k"), NATCD_STR("v"), NULL) !=
-        natcdStatus_OK) {
-      atomic_fetch_add(&cw->failures, 1);
-    }
-  }
-  return NULL;
-}
-
-// NATCD_READER_RACE_STRESS=<seconds>: the race without the hook. Watches
-// of one key (grouped or not) created and destroyed at random on one
-// client while a writer keeps putting; before the fix this crashed under
-// ASan within seconds to minutes, more often under CPU load.
-static void test_churn_stress(void** state) {
-  (void)state;
-  const char* env = getenv("NATCD_READER_RACE_STRESS");
-  if (env == NULL) skip();
-  const long long seconds = atoll(env) > 0 ? atoll(env) : 10;
-  enum { kSlots = 16 };
-  natcdClient* c = test_Connect(NULL, 3);
-  assert_non_null(c);
-  assert_true(WAIT_FOR(_answers(c), 10000));
-  churnWriter cw = {.client = g_client};
-  atomic_init(&cw.stop, false);
-  atomic_init(&cw.failures, 0);
-  pthread_t writer;
-  assert_int_equal(pthread_create(&writer, NULL, _churnWriterMain, &cw), 0);
-  natcdWatch* ws[kSlots] = {0};
-  natcdWatchOptions o;
-  memset(&o, 0, sizeof o);
-  o.heartbeat_ms = TEST_HEARTBEAT_MS;
-  unsigned seed = (unsigned)natcdFixture_NowMs();
-  print_message("  seed %u\n", seed);
-  long long cycles = 0;
-  int create_failures = 0;
-  const long long deadline = natcdFixture_NowMs() + seconds * 1000;
-  while (natcdFixture_NowMs() < deadline) {
-    const int i = rand_r(&seed) % kSlots;
-    if (ws[i] != NULL) {
-      natcdWatch_Destroy(ws[i]);
-      ws[i] = NULL;
-      ++cycles;
-    } else {
-      o.no_group = rand_r(&seed) % 4 == 0;
-      if (natcdWatch_Create(&ws[i], c, NATCD_STR("/rrs/k"), NULL, 0, 0, &o, _ignore, NULL) !=
-          natcdStatus_OK) {
-        ++create_failures;  // asserted once the writer is stopped
-      }
-      natcdFixture_SleepMs(rand_r(&seed) % 20);
-    }
-  }
-  for (int i = 0; i < kSlots; ++i) natcdWatch_Destroy(ws[i]);
-  atomic_store(&cw.stop, true);
-  pthread_join(writer, NULL);
-  print_message("  %lld watches destroyed in %lld s\n", cycles, seconds);
-  natcdClient_Destroy(c);
-  assert_int_equal(atomic_load(&cw.failures), 0);
-  assert_int_equal(create_failures, 0);
-}
-
 const struct CMUnitTest reader_race_tests[] = {
     cmocka_unit_test(test_destroy_while_delivering_own_stream),
     cmocka_unit_test(test_destroy_while_delivering_group),
     cmocka_unit_test(test_destroy_while_disconnected),
-    cmocka_unit_test(test_churn_stress),
 };
 const size_t reader_race_tests_count = sizeof reader_race_tests / sizeof reader_race_tests[0];
