@@ -46,17 +46,21 @@ void StreamCall::Begin() {
   StartRead(&read_);
 }
 
-bool StreamCall::Send(std::string bytes) {
+bool StreamCall::Send(std::string bytes) { return Send(ToBuffer(std::move(bytes))); }
+
+bool StreamCall::Send(grpc::ByteBuffer message) {
   {
     MutexLock lock(&mu_);
     if (ended_ || final_) return false;
     if (writing_) {
-      queued_bytes_ += bytes.size();
-      queue_.push_back(std::move(bytes));
+      queued_bytes_ += message.Length();
+      // ByteBuffer has no move: a swap spares copying its slice list.
+      queue_.emplace_back();
+      queue_.back().Swap(&message);
       return true;
     }
     writing_ = true;
-    writing_buffer_ = ToBuffer(std::move(bytes));
+    writing_buffer_.Swap(&message);
   }
   // The buffer stays untouched until OnWriteDone.
   StartWrite(&writing_buffer_);
@@ -70,7 +74,7 @@ void StreamCall::SendLast(std::string bytes) {
     final_ = grpc::Status::OK;
     if (writing_) {
       queued_bytes_ += bytes.size();
-      queue_.push_back(std::move(bytes));
+      queue_.push_back(ToBuffer(std::move(bytes)));
       return;
     }
     writing_ = true;
@@ -144,8 +148,9 @@ void StreamCall::OnReadDone(bool ok) {
 StreamCall::Next StreamCall::TakeNext(grpc::Status* status) {
   if (finished_) return Next::kNothing;
   if (!queue_.empty()) {
-    queued_bytes_ -= queue_.front().size();
-    writing_buffer_ = ToBuffer(std::move(queue_.front()));
+    queued_bytes_ -= queue_.front().Length();
+    writing_buffer_.Clear();
+    writing_buffer_.Swap(&queue_.front());
     queue_.pop_front();
     writing_ = true;
     return Next::kWrite;

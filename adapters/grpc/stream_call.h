@@ -39,6 +39,9 @@ class StreamCall : public grpc::ServerGenericBidiReactor,
 
   // Queues a message. False when the call has ended (nothing is sent).
   bool Send(std::string bytes);
+  // The same for a message already in slices (a watch response shared by
+  // many streams: its slices are shared, not copied).
+  bool Send(grpc::ByteBuffer message);
   // Sends `bytes` as the last message and finishes with OK.
   void SendLast(std::string bytes);
   // Finishes with `status` once what is queued has gone. The first End wins.
@@ -84,7 +87,7 @@ class StreamCall : public grpc::ServerGenericBidiReactor,
   grpc::ByteBuffer read_;             // grpc++ thread only (one read at a time)
 
   mutable Mutex mu_;
-  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  std::deque<grpc::ByteBuffer> queue_ GUARDED_BY(mu_);
   size_t queued_bytes_ GUARDED_BY(mu_) = 0;
   // Set under mu_ while no write is outstanding; the outstanding write owns
   // it until OnWriteDone.

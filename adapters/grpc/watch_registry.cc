@@ -187,11 +187,22 @@ void WatchRegistry::Forget(WatchId hub_id) {
   watches_.erase(it);
 }
 
-void WatchRegistry::SendEvents(Watch& watch, const WatchMessage& message) {
+const std::vector<WatchRegistry::EncodedResponse>& WatchRegistry::Encoded(
+    const WatchMessage& message, bool fragment) {
+  BatchKey key;
+  std::get<0>(key).reserve(message.events.size());
+  for (const EventRef& e : message.events) std::get<0>(key).push_back(e.get());
+  std::get<1>(key) = message.revision;
+  std::get<2>(key) = message.prev_kv;
+  std::get<3>(key) = fragment;
+  auto [it, added] = encoded_.try_emplace(std::move(key));
+  if (!added) return it->second;
+  encoded_events_.insert(encoded_events_.end(), message.events.begin(), message.events.end());
+  std::vector<EncodedResponse>& responses = it->second;
   nats::HeaderInfo info = Header();
   // Fragments (when the watch asked for them) keep each response within
   // the request limit, as etcd's: every fragment but the last says so.
-  const size_t limit = watch.fragment ? calls_->request_bytes_max : SIZE_MAX;
+  const size_t limit = fragment ? calls_->request_bytes_max : SIZE_MAX;
   size_t begin = 0;
   do {
     nats::ProtoArena arena;
@@ -200,7 +211,6 @@ void WatchRegistry::SendEvents(Watch& watch, const WatchMessage& message) {
     ResponseHeader header;
     header.revision = message.revision;
     out.header = nats::ToProto(header, info, &arena);
-    out.watch_id = watch.id;
     std::vector<Natcd__V1__Event*> events;
     size_t bytes = 0;
     size_t end = begin;
@@ -215,9 +225,50 @@ void WatchRegistry::SendEvents(Watch& watch, const WatchMessage& message) {
     out.events = events.data();
     out.n_events = events.size();
     out.fragment = end < message.events.size();
-    watch.stream->call->Send(Pack(out.base));
+    EncodedResponse response{grpc::Slice(protobuf_c_message_get_packed_size(&out.base)), 0};
+    uint8_t* data = const_cast<uint8_t*>(response.bytes.begin());
+    protobuf_c_message_pack(&out.base, data);
+    // The header (field 1, always set) comes first: its tag, its length
+    // as a varint, its bytes. watch_id (field 2) goes right after it.
+    size_t at = 1;
+    uint64_t length = 0;
+    for (int shift = 0; at < response.bytes.size(); shift += 7) {
+      const uint8_t b = data[at++];
+      length |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80) == 0) break;
+    }
+    response.header_end =
+        data[0] == 0x0a ? std::min<size_t>(at + length, response.bytes.size()) : 0;
+    responses.push_back(std::move(response));
     begin = end;
   } while (begin < message.events.size());
+  return responses;
+}
+
+namespace {
+
+// An encoded response with watch ID 0, as the watch's own: its watch_id
+// (field 2, a varint; omitted for 0 as protobuf does) between the header
+// and the rest, the bytes around it shared.
+grpc::ByteBuffer WithWatchId(const grpc::Slice& bytes, size_t header_end, int64_t watch_id) {
+  if (watch_id == 0) return grpc::ByteBuffer(&bytes, 1);
+  uint8_t field[11] = {0x10};  // field 2, varint
+  size_t n = 1;
+  for (uint64_t v = static_cast<uint64_t>(watch_id);; v >>= 7) {
+    field[n++] = static_cast<uint8_t>(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+    if (v < 0x80) break;
+  }
+  const grpc::Slice parts[3] = {bytes.sub(0, header_end), grpc::Slice(field, n),
+                                bytes.sub(header_end, bytes.size())};
+  return grpc::ByteBuffer(parts, 3);
+}
+
+}  // namespace
+
+void WatchRegistry::SendEvents(Watch& watch, const WatchMessage& message) {
+  for (const EncodedResponse& r : Encoded(message, watch.fragment)) {
+    watch.stream->call->Send(WithWatchId(r.bytes, r.header_end, watch.id));
+  }
 }
 
 bool WatchRegistry::Send(WatchId hub_id, Watch& watch, WatchMessage& message) {
@@ -265,6 +316,10 @@ void WatchRegistry::Deliver(bool ignore_bound) {
       message = WatchMessage{};
     }
   }
+  // The Event objects may go once the hub drops them: no key may outlive
+  // the round.
+  encoded_.clear();
+  encoded_events_.clear();
 }
 
 void WatchRegistry::Attach(Engine* engine) {

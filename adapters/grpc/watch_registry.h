@@ -16,6 +16,14 @@
 // The front end's own watches: the lock and election services wait on a
 // key with a watch whose messages go to a function instead of a stream.
 //
+// Encode once: identical watches synced together (same range, filters,
+// prev_kv and fragment setting, on any stream) take the very same batch of
+// shared events from the hub in a delivery round; the batch is encoded
+// once, with watch ID 0, and each stream queues those bytes (shared slices,
+// not copies) with its own watch_id spliced in after the header, in the
+// place protobuf puts it. The cost per watch is then a queue entry, not an
+// encoding of every event.
+//
 // Flow: a stream whose queue of unwritten responses is over
 // stream_bytes_max is not polled until it drains; its watches' events wait
 // in the hub, whose own bound cancels a watch that falls too far behind.
@@ -30,7 +38,9 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "adapters/grpc/call_context.h"
 #include "adapters/grpc/stream_call.h"
@@ -95,6 +105,15 @@ class WatchRegistry final : public server::FrontEnd {
   // Sends one hub message of a watch; false when it was the last.
   bool Send(WatchId hub_id, Watch& watch, WatchMessage& message) REQUIRES(on_member_thread_);
   void SendEvents(Watch& watch, const WatchMessage& message) REQUIRES(on_member_thread_);
+  // A hub batch's responses (fragments when asked for), as bytes with
+  // watch ID 0 and where the header ends: encoded on the first request of a
+  // delivery round, shared by every watch that got the same batch.
+  struct EncodedResponse {
+    grpc::Slice bytes;
+    size_t header_end = 0;
+  };
+  const std::vector<EncodedResponse>& Encoded(const WatchMessage& message, bool fragment)
+      REQUIRES(on_member_thread_);
   void Forget(WatchId hub_id) REQUIRES(on_member_thread_);
   void DeliverOwn(WatchId hub_id) REQUIRES(on_member_thread_);
   void MaybeAnswerProgress(Stream& stream) REQUIRES(on_member_thread_);
@@ -109,6 +128,13 @@ class WatchRegistry final : public server::FrontEnd {
   std::map<StreamCall*, Stream> streams_ GUARDED_BY(on_member_thread_);
   std::unordered_map<WatchId, Watch> watches_ GUARDED_BY(on_member_thread_);
   std::unordered_map<WatchId, OwnWatchHandler> own_ GUARDED_BY(on_member_thread_);
+  // The current delivery round's encoded batches, by their events (the
+  // hub's shared Event objects, so equal pointers are equal events), the
+  // revision, prev_kv and fragment.
+  using BatchKey = std::tuple<std::vector<const Event*>, int64_t, bool, bool>;
+  std::map<BatchKey, std::vector<EncodedResponse>> encoded_ GUARDED_BY(on_member_thread_);
+  // Their events, held for the round so that no address is reused in it.
+  std::vector<EventRef> encoded_events_ GUARDED_BY(on_member_thread_);
 };
 
 }  // namespace natcd::etcd_api

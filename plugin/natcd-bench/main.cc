@@ -216,15 +216,22 @@ void RunSystem(Target& target, const std::vector<Workload>& workloads, const Sca
             const std::string label = name + (paced ? " paced" : "");
             printf(
                 "%-22s %-22s %10.0f ev/s  lag p50 %8.2f ms  p99 %8.2f ms  writes=%llu "
-                "delivered=%llu/%llu\n",
+                "delivered=%llu/%llu group_seq_gaps=%llu\n",
                 system.c_str(), label.c_str(), r.per_second(), r.lag.Percentile(50) / 1e6,
                 r.lag.Percentile(99) / 1e6, static_cast<unsigned long long>(r.writes),
                 static_cast<unsigned long long>(r.delivered),
-                static_cast<unsigned long long>(r.expected));
+                static_cast<unsigned long long>(r.expected),
+                static_cast<unsigned long long>(r.gaps.gaps));
             fflush(stdout);
             if (r.expected == 0 || r.delivered != r.expected) {
               notes->Problem(system, label + ": delivered " + std::to_string(r.delivered) + " of " +
                                          std::to_string(r.expected) + " events");
+            }
+            if (r.gaps.gaps != 0) {
+              notes->Problem(system, label + ": " + std::to_string(r.gaps.gaps) +
+                                         " gaps in watch groups' group_seq (" +
+                                         std::to_string(r.gaps.messages_missed) +
+                                         " group messages missed)");
             }
             if (r.expected == 0) continue;
             if (!paced) {

@@ -189,6 +189,14 @@ void NatcdTarget::OnGroupMessage(natsConnection*, natsSubscription*, natsMsg* ms
   // Before the join (and for messages before the join's seq) the watcher's
   // own stream has the events.
   if (join_seq != 0 && r->group_seq >= join_seq) {
+    // group_seq runs 1, 2, 3...: a jump is messages NATS dropped (a slow
+    // subscriber), whose events this watcher will never see.
+    const uint64_t due = member->next_seq != 0 ? member->next_seq : join_seq;
+    if (r->group_seq > due) {
+      ++self->group_gaps_;
+      self->group_messages_missed_ += r->group_seq - due;
+    }
+    member->next_seq = std::max(member->next_seq, r->group_seq + 1);
     if (self->event_sink_ != nullptr) {
       for (size_t e = 0; e < r->n_events; ++e) {
         const Natcd__V1__KeyValue* kv = r->events[e]->kv;
@@ -203,8 +211,14 @@ void NatcdTarget::OnGroupMessage(natsConnection*, natsSubscription*, natsMsg* ms
   natcd__v1__watch_response__free_unpacked(r, nullptr);
 }
 
+Target::WatchGaps NatcdTarget::WatchGapsSeen() const {
+  return {group_gaps_.load(), group_messages_missed_.load()};
+}
+
 bool NatcdTarget::OpenWatchers(int watchers, EventSink* sink) {
   event_sink_ = sink;
+  group_gaps_ = 0;
+  group_messages_missed_ = 0;
   char* inbox = nullptr;
   if (natsInbox_Create(&inbox) != NATS_OK) return false;
   watch_inbox_ = std::string(inbox) + ".";

@@ -37,6 +37,7 @@ class NatcdTarget final : public Target {
   CasOutcome SwapCounter(const Counter& seen, Counter* now, bool* now_known) override;
   bool OpenWatchers(int watchers, EventSink* sink) override;
   void CloseWatchers() override;
+  WatchGaps WatchGapsSeen() const override;
   int64_t CountKeys(const std::string& space) override;
 
  private:
@@ -55,6 +56,9 @@ class NatcdTarget final : public Target {
     int64_t group_id = 0;
     natsSubscription* sub = nullptr;
     std::atomic<uint64_t> join_seq{0};
+    // The group_seq due next once joined (0: none seen yet); the group
+    // subscriptions' one delivery thread only.
+    uint64_t next_seq = 0;
   };
 
   natsConnection* const nc_;
@@ -78,6 +82,8 @@ class NatcdTarget final : public Target {
   natsConnection* group_nc_ = nullptr;
   std::vector<std::unique_ptr<GroupMember>> members_;  // by watcher index
   std::atomic<int> joined_{0};
+  std::atomic<uint64_t> group_gaps_{0};
+  std::atomic<uint64_t> group_messages_missed_{0};
 };
 
 }  // namespace natcd::bench

@@ -202,6 +202,7 @@ FanoutResult RunFanout(Target& target, int watchers, int window, int64_t duratio
   // The rate counts up to the last delivery, not the polling after it.
   result.seconds = (last_change - start) / 1e9;
   result.delivered = sink.delivered();
+  result.gaps = target.WatchGapsSeen();
   target.CloseWatchers();
   result.lag = sink.lag();
   return result;

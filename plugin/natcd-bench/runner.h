@@ -41,6 +41,7 @@ struct FanoutResult {
   uint64_t expected = 0;   // writes x watchers
   double seconds = 0;      // first write to last delivery (or giving up)
   Histogram lag;           // a sample: every watchers-th event
+  Target::WatchGaps gaps;  // in watch groups' group_seq
   double per_second() const { return seconds > 0 ? delivered / seconds : 0; }
 };
 FanoutResult RunFanout(Target& target, int watchers, int window, int64_t duration_ms, bool paced);

@@ -82,6 +82,14 @@ class Target : public LoadTarget {
   // no event reaches the sink after it returns.
   virtual bool OpenWatchers(int watchers, EventSink* sink) = 0;
   virtual void CloseWatchers() = 0;
+  // Gaps the watchers saw in their group's group_seq since OpenWatchers
+  // (messages NATS dropped: those events are lost to the run) and how
+  // many messages they spanned; zeros for a target without watch groups.
+  struct WatchGaps {
+    uint64_t gaps = 0;
+    uint64_t messages_missed = 0;
+  };
+  virtual WatchGaps WatchGapsSeen() const { return {}; }
 
   // How many keys of space ("l") exist now; -1 if the target cannot count.
   virtual int64_t CountKeys(const std::string& /*space*/) { return -1; }

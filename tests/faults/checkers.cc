@@ -299,14 +299,54 @@ void CheckLeases(const std::vector<LeaseHistory>& leases, int64_t end_us, int64_
   report->notes.push_back(out.str());
 }
 
+void CheckLocks(const std::vector<LockHold>& holds, int64_t slack_us, CheckReport* report) {
+  std::vector<LockHold> by_fence = holds;
+  std::sort(by_fence.begin(), by_fence.end(), [](const LockHold& a, const LockHold& b) {
+    return a.fencing_revision < b.fencing_revision;
+  });
+  auto describe = [](const LockHold& h) {
+    std::ostringstream out;
+    out << "client " << h.client << " fencing revision " << h.fencing_revision << " held ["
+        << h.acquired_us / 1000 << ", " << h.released_us / 1000 << "] ms (asked at "
+        << h.acquire_call_us / 1000 << " ms)";
+    return out.str();
+  };
+  for (size_t i = 0; i < by_fence.size(); i++) {
+    for (size_t j = i + 1; j < by_fence.size(); j++) {
+      const LockHold& older = by_fence[i];
+      const LockHold& newer = by_fence[j];
+      if (older.fencing_revision == newer.fencing_revision) {
+        report->anomalies.push_back("two holders with one fencing revision: " + describe(older) +
+                                    "; " + describe(newer));
+        continue;
+      }
+      // The newer key was created after the older one, so the newer holder
+      // cannot have been done before the older one even asked.
+      if (newer.released_us < older.acquire_call_us) {
+        report->anomalies.push_back("fencing revisions out of order: " + describe(newer) +
+                                    " before " + describe(older));
+      }
+      const int64_t overlap = std::min(older.released_us, newer.released_us) -
+                              std::max(older.acquired_us, newer.acquired_us);
+      if (overlap > slack_us) {
+        report->anomalies.push_back("two lock holders at once for " +
+                                    std::to_string(overlap / 1000) + " ms: " + describe(older) +
+                                    "; " + describe(newer));
+      }
+    }
+  }
+  report->notes.push_back("locks: " + std::to_string(holds.size()) + " holdings checked");
+}
+
 std::string Availability::ToString() const {
-  char buf[384];
+  char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%s: longest gap without an acknowledged write %.1f s; writes from 2 election "
                 "timeouts in: %d/%d ok (%.1f%%), %d unknown; acknowledged in %.2f s median, "
-                "%.2f s max",
+                "%.2f s max; reads %d/%d ok, answered in %.2f s median, %.2f s max",
                 fault.c_str(), longest_gap_us / 1e6, writes_ok, writes, 100.0 * share_ok(),
-                writes_unknown, median_write_us / 1e6, max_write_us / 1e6);
+                writes_unknown, median_write_us / 1e6, max_write_us / 1e6, reads_ok, reads,
+                median_read_us / 1e6, max_read_us / 1e6);
   return buf;
 }
 
@@ -333,8 +373,13 @@ Availability MeasureAvailability(const std::vector<KvRecord>& records, const Fau
   a.fault = fault.kind + " " + fault.target;
   a.longest_gap_us = LongestWriteGapUs(records, fault.begin_us, fault.end_us + 5'000'000);
   std::vector<int64_t> latencies;
+  std::vector<int64_t> read_latencies;
   for (const KvRecord& r : records) {
-    if (!r.is_write() || r.call_us < fault.begin_us + settle_us || r.call_us > fault.end_us) {
+    if (r.call_us < fault.begin_us + settle_us || r.call_us > fault.end_us) continue;
+    if (!r.is_write()) {
+      a.reads++;
+      a.reads_ok += r.outcome == Outcome::kOk;
+      if (r.outcome == Outcome::kOk) read_latencies.push_back(r.ret_us - r.call_us);
       continue;
     }
     a.writes++;
@@ -346,6 +391,11 @@ Availability MeasureAvailability(const std::vector<KvRecord>& records, const Fau
   if (!latencies.empty()) {
     a.median_write_us = latencies[latencies.size() / 2];
     a.max_write_us = latencies.back();
+  }
+  std::sort(read_latencies.begin(), read_latencies.end());
+  if (!read_latencies.empty()) {
+    a.median_read_us = read_latencies[read_latencies.size() / 2];
+    a.max_read_us = read_latencies.back();
   }
   return a;
 }

@@ -20,6 +20,9 @@
 //   lives (a renewal that found the lease after a read missed its key); an
 //   abandoned lease's key is not gone before its TTL, and is gone within
 //   TTL + slack.
+// - Locks: holders never overlap beyond a slack (a session's lease may end
+//   on the server a little before its holder notices), and fencing
+//   revisions grow with each new holder.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +61,9 @@ void CheckWatch(const std::string& name, const std::vector<WatchEvent>& delivere
 // abandoned lease may expire beyond its TTL.
 void CheckLeases(const std::vector<LeaseHistory>& leases, int64_t end_us, int64_t slack_us,
                  CheckReport* report);
+// slack_us: how long two holders may seem to overlap (the clients' view of
+// when a lease ended is late by up to a renewal's round trip).
+void CheckLocks(const std::vector<LockHold>& holds, int64_t slack_us, CheckReport* report);
 
 // Availability of writes around one fault.
 struct Availability {
@@ -68,6 +74,10 @@ struct Availability {
   int writes_unknown = 0;
   int64_t median_write_us = 0;  // of those acknowledged
   int64_t max_write_us = 0;
+  int reads = 0;  // linearizable reads invoked from begin + settle to end
+  int reads_ok = 0;
+  int64_t median_read_us = 0;  // of those answered
+  int64_t max_read_us = 0;
   double share_ok() const { return writes == 0 ? 1.0 : double(writes_ok) / writes; }
   std::string ToString() const;
 };

@@ -180,6 +180,54 @@ TEST(FaultCheckers, AvailabilityCountsWritesFromTheSettleTime) {
   EXPECT_EQ(a.writes_ok, 1);
   EXPECT_EQ(a.writes_unknown, 1);
   EXPECT_EQ(a.longest_gap_us, 10'000'000 - 4'100'000);  // to the end + 5 s
+  EXPECT_EQ(a.reads, 1);
+  EXPECT_EQ(a.reads_ok, 1);
+  EXPECT_EQ(a.max_read_us, 100'000);
+}
+
+LockHold Hold(int client, int64_t fence, int64_t call, int64_t acquired, int64_t released) {
+  LockHold h;
+  h.client = client;
+  h.fencing_revision = fence;
+  h.acquire_call_us = call;
+  h.acquired_us = acquired;
+  h.released_us = released;
+  return h;
+}
+
+TEST(FaultCheckers, LockHoldersOneAfterAnotherPass) {
+  // Client 1 waits while client 0 holds; client 2 asks after both.
+  std::vector<LockHold> holds = {Hold(0, 10, 0, 100, 1000), Hold(1, 12, 50, 1100, 2000),
+                                 Hold(2, 15, 2500, 2600, 3000)};
+  CheckReport report;
+  CheckLocks(holds, 0, &report);
+  EXPECT_TRUE(report.ok()) << report.ToString();
+}
+
+TEST(FaultCheckers, OverlappingLockHoldersFail) {
+  std::vector<LockHold> holds = {Hold(0, 10, 0, 100, 1000), Hold(1, 12, 50, 600, 2000)};
+  CheckReport report;
+  CheckLocks(holds, 100, &report);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.anomalies[0].find("two lock holders at once for 0 ms"), std::string::npos)
+      << report.ToString();  // 400 us, printed in ms
+  // Within the slack (a lease that ended before its holder noticed): fine.
+  CheckReport within;
+  CheckLocks(holds, 500, &within);
+  EXPECT_TRUE(within.ok()) << within.ToString();
+}
+
+TEST(FaultCheckers, LockFencingRevisionsMustGrowWithEachHolder) {
+  // Client 1 held and let go before client 0 asked, yet its key is newer.
+  std::vector<LockHold> holds = {Hold(0, 10, 2000, 2100, 3000), Hold(1, 12, 0, 100, 1000)};
+  CheckReport report;
+  CheckLocks(holds, 0, &report);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.anomalies[0].find("out of order"), std::string::npos) << report.ToString();
+  // Two holders with one fencing revision.
+  CheckReport same;
+  CheckLocks({Hold(0, 10, 0, 100, 1000), Hold(1, 10, 1500, 1600, 2000)}, 0, &same);
+  EXPECT_FALSE(same.ok());
 }
 
 }  // namespace

@@ -234,6 +234,7 @@ RunResult RunFaults(const RunOptions& options) {
                                ? options.lease_slack_ms
                                : longest_fault_ms + 4 * options.topology.election_timeout_ms + 3000;
   CheckLeases(workload.Leases(), clients_end_us, slack_ms * 1000, &result.report);
+  CheckLocks(workload.LockHolds(), options.lock_slack_ms * 1000, &result.report);
 
   const int64_t settle_us = 2 * int64_t{options.topology.election_timeout_ms} * 1000;
   for (const FaultRecord& f : result.faults) {

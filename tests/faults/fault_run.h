@@ -36,6 +36,9 @@ struct RunOptions {
   // How late an abandoned lease may expire beyond its TTL. 0: derived from
   // the schedule (the longest fault + 4 election timeouts + 3 s).
   int64_t lease_slack_ms = 0;
+  // How long two lock holders may overlap (the holders' sessions are kept
+  // alive throughout, so none is expected).
+  int64_t lock_slack_ms = 0;
   // Keep (and print) the members' logs even when the run passed.
   bool keep_logs = false;
   // A fixed schedule instead of a drawn one.

@@ -240,6 +240,39 @@ TEST(FaultsLongChecks, PausedLeaderReleasesItsRequestsOnNatsCluster) {
   ExpectPausedLeaderReleasesItsRequests(NatsCluster());
 }
 
+// A paused follower held its share of the linearizable reads (a third of
+// them, from the queue group) until it ran again: each cost its client an
+// attempt's timeout. The C client now sends them to the leader it learnt
+// from its last write, as it sends writes, so none meets the follower.
+TEST(Faults, PausedFollowerHoldsNoLinearizableReads) {
+  const TopologyOptions topology = OneServer(3);
+  FaultCluster cluster(topology);
+  ASSERT_TRUE(cluster.Start());
+  const int leader = cluster.LeaderIndex();
+  ASSERT_GE(leader, 0);
+  const int follower = (leader + 1) % topology.members;
+  constexpr int64_t kAttemptMs = 1000;
+  natcdClient* client = ConnectClient(cluster.ClientUrls(), kAttemptMs, 3);
+  ASSERT_NE(client, nullptr);
+  ASSERT_EQ(natcdKV_Put(nullptr, client, NATCD_STR("paused-follower/k"), NATCD_STR("v"), nullptr),
+            natcdStatus_OK);
+  cluster.PauseMember(follower);
+  constexpr int kReads = 30;
+  int ok = 0;
+  int slow = 0;
+  for (int i = 0; i < kReads; i++) {
+    const auto begin = std::chrono::steady_clock::now();
+    natcdRangeResponse* resp = nullptr;
+    ok += natcdKV_Get(&resp, client, NATCD_STR("paused-follower/k"), nullptr) == natcdStatus_OK;
+    natcdRangeResponse_Destroy(resp);
+    slow += std::chrono::steady_clock::now() - begin >= std::chrono::milliseconds(kAttemptMs);
+  }
+  cluster.ResumeMember(follower);
+  DestroyClient(client);
+  EXPECT_EQ(ok, kReads);
+  EXPECT_EQ(slow, 0) << "reads that waited for the paused follower";
+}
+
 // Issue 16: a leader whose disk is full held the cluster hostage: it went
 // on sending heartbeats (they leave before its fsync), so nothing
 // committed and no follower campaigned (0 of 9 writes in 8 s). A member

@@ -81,6 +81,21 @@ struct LeaseHistory {
   std::vector<LeaseRecord> records;
 };
 
+// One holding of a lock (etcd's mutex recipe: the holder's key under the
+// lock's prefix, created with its session's lease; the holder is the
+// oldest key). Its fencing revision is its key's create revision: every
+// later holder's is larger, and a resource guarded by the lock refuses
+// writes carrying an older one.
+struct LockHold {
+  int client = 0;
+  int64_t fencing_revision = 0;
+  int64_t acquire_call_us = 0;
+  int64_t acquired_us = 0;  // the acquire returned: held from here at the latest
+  // Held until here at the latest: the release's call, or when its
+  // session's lease may have ended (the last renewal that found it + TTL).
+  int64_t released_us = 0;
+};
+
 // A fault as the nemesis applied it.
 struct FaultRecord {
   std::string kind;    // "pause-leader", "kill-member"...

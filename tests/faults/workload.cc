@@ -130,6 +130,16 @@ Workload::~Workload() {
     if (lease_client == nullptr) return ::testing::AssertionFailure() << "lease client connect";
     clients_.push_back(lease_client);
   }
+  std::vector<natcdClient*> lock_clients;
+  for (int c = 0; c < options_.lock_clients; c++) {
+    natcdClient* client = ConnectClient(url(n++), options_.request_timeout_ms, options_.retries);
+    if (client == nullptr) return ::testing::AssertionFailure() << "lock client connect";
+    clients_.push_back(client);
+    lock_clients.push_back(client);
+  }
+  for (int c = 0; c < options_.lock_clients; c++) {
+    threads_.emplace_back([this, c, client = lock_clients[c]] { RunLockClient(c, client); });
+  }
   for (int c = 0; c < options_.kv_clients; c++) {
     threads_.emplace_back([this, c, client = kv_clients[c]] { RunKvClient(c, client); });
   }
@@ -193,6 +203,53 @@ std::string Workload::WatchStats(int watcher) const {
 std::vector<LeaseHistory> Workload::Leases() const {
   std::lock_guard<std::mutex> lock(lease_mu_);
   return leases_;
+}
+
+std::vector<LockHold> Workload::LockHolds() const {
+  std::lock_guard<std::mutex> lock(lock_mu_);
+  return lock_holds_;
+}
+
+void Workload::RunLockClient(int c, natcdClient* client) {
+  // Takes /l/lock, holds it lock_hold_ms, lets it go, again. A holding is
+  // recorded only when the lock was acquired and the session still lived
+  // after the release's call; a holding whose session was lost is recorded
+  // as held at its acquisition only (when its lease ended on the server is
+  // not known here).
+  natcdSession* session = nullptr;
+  natcdMutex* mutex = nullptr;
+  while (!stop_) {
+    if (session == nullptr || natcdSession_IsExpired(session)) {
+      natcdMutex_Destroy(mutex);
+      mutex = nullptr;
+      natcdSession_Destroy(session);
+      session = nullptr;
+      if (natcdSession_Create(&session, client, options_.lock_session_ttl_s, nullptr, nullptr) !=
+              natcdStatus_OK ||
+          natcdMutex_Create(&mutex, session, "/l/lock") != natcdStatus_OK) {
+        SleepMs(200);
+        continue;
+      }
+    }
+    LockHold hold;
+    hold.client = c;
+    hold.acquire_call_us = clock_->NowUs();
+    if (natcdMutex_Lock(mutex, 3000) != natcdStatus_OK) continue;
+    hold.acquired_us = clock_->NowUs();
+    natcdMutex_Key(mutex, &hold.fencing_revision);
+    SleepMs(options_.lock_hold_ms);
+    hold.released_us = clock_->NowUs();
+    const bool released = natcdMutex_Unlock(mutex) == natcdStatus_OK;
+    if (natcdSession_IsExpired(session)) hold.released_us = hold.acquired_us;
+    {
+      std::lock_guard<std::mutex> lock(lock_mu_);
+      lock_holds_.push_back(hold);
+    }
+    // A key left behind would keep the others waiting until its lease ends.
+    if (!released) natcdSession_Orphan(session);
+  }
+  natcdMutex_Destroy(mutex);
+  natcdSession_Destroy(session);
 }
 
 void Workload::RunKvClient(int c, natcdClient* client) {

@@ -35,6 +35,9 @@ struct WorkloadOptions {
   int kv_clients = 4;
   int watchers = 2;
   bool leases = true;
+  int lock_clients = 2;
+  int64_t lock_session_ttl_s = 5;
+  int64_t lock_hold_ms = 150;
   int64_t request_timeout_ms = 1000;
   int retries = 3;
   int64_t op_pause_ms = 40;
@@ -72,6 +75,7 @@ class Workload {
   std::string WatchStats(int watcher) const;
   int watchers() const { return static_cast<int>(watches_.size()); }
   std::vector<LeaseHistory> Leases() const;
+  std::vector<LockHold> LockHolds() const;
 
  private:
   struct Watcher {
@@ -89,6 +93,7 @@ class Workload {
   void Record(int lease, LeaseRecord record);
   void RunKeptLease(natcdClient* client);
   void RunAbandonedLeases(natcdClient* client);
+  void RunLockClient(int c, natcdClient* client);
 
   const WorkloadOptions options_;
   const RunClock* clock_;
@@ -99,6 +104,8 @@ class Workload {
   std::vector<std::unique_ptr<Watcher>> watches_;
   mutable std::mutex lease_mu_;
   std::vector<LeaseHistory> leases_;  // guarded by lease_mu_
+  mutable std::mutex lock_mu_;
+  std::vector<LockHold> lock_holds_;  // guarded by lock_mu_
 };
 
 }  // namespace natcd::testing

@@ -1,9 +1,9 @@
 // etcd's Auth service on natcd's gRPC API: etcdctl 3.4 (Debian's
 // etcd-client) end to end — users, roles, permissions on a prefix, enable
-// and disable, wrong passwords — and a grpc++ client at the wire for the
-// codes and exact messages etcd's clients match, the checks of txn ops,
-// watches and lease attachment, and the NATS front end's refusal while
-// auth is enabled.
+// and disable, wrong passwords, a user without a password — and a grpc++
+// client at the wire for the codes and exact messages etcd's clients
+// match, the checks of txn ops, watches and lease attachment, and the NATS
+// front end's refusal while auth is enabled.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
@@ -87,6 +87,12 @@ TEST_F(EtcdctlAuthTest, UsersRolesPermissionsEnableAndDisable) {
                        "etcdserver: authentication failed, invalid user ID or password"));
   EXPECT_TRUE(
       Contains(run({"--user", "alice:newpw", "get", "/app/a"}), "etcdserver: permission denied"));
+  // A user without a password (etcdctl 3.4's --no-password, for CN-based
+  // auth): it exists, and no password authenticates it, with etcd's words.
+  EXPECT_TRUE(Contains(as_root({"user", "add", "svc", "--no-password"}), "User svc created"));
+  EXPECT_TRUE(Contains(as_root({"user", "get", "svc"}), "User: svc"));
+  EXPECT_TRUE(Contains(run({"--user", "svc:anything", "get", "/app/a"}),
+                       "auth: authentication failed, password was given for no password user"));
   EXPECT_TRUE(Contains(as_root({"auth", "disable"}), "Authentication Disabled"));
   EXPECT_TRUE(Contains(run({"get", "/app/a"}), "/app/a"));
   EXPECT_TRUE(Contains(run({"put", "/app/c", "3"}), "OK"));

@@ -5,9 +5,11 @@
 // installed and natcd-bench was built with grpc++.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 
+#include "adapters/nats/natcd.pb-c.h"
 #include "natcd-bench/bench_test_support.h"
 #include "plugin/natcd-bench/deployment.h"
 #include "plugin/natcd-bench/jetstream_target.h"
@@ -16,6 +18,7 @@
 #include "plugin/natcd-bench/nats_requests.h"
 #include "plugin/natcd-bench/process.h"
 #include "plugin/natcd-bench/runner.h"
+#include "plugin/natcd-bench/workload.h"
 #ifdef NATCD_BENCH_ETCD
 #include "plugin/natcd-bench/etcd_target.h"
 #endif
@@ -114,6 +117,72 @@ TEST_P(TargetTest, EveryWatcherSeesEveryEvent) {
   EXPECT_EQ(r.expected, r.writes * 3);
   EXPECT_EQ(r.delivered, r.expected);
   EXPECT_GT(r.lag.count(), 0u);
+  EXPECT_EQ(r.gaps.gaps, 0u);
+}
+
+// A watcher that sees its group's group_seq jump counts the gap: here a
+// message of the group's subject from elsewhere, numbered three past the
+// last real one, as if NATS had dropped two.
+TEST_P(TargetTest, AGapInAGroupsSequenceIsCounted) {
+  if (GetParam() != "natcd") GTEST_SKIP() << "watch groups are natcd's";
+  natsSubscription* groups = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&groups, nc_, "natcd.watch.group.>"), NATS_OK);
+  struct Count final : EventSink {
+    void OnEvent(const void*, size_t) override { ++events; }
+    std::atomic<int> events{0};
+  } sink;
+  ASSERT_TRUE(target_->OpenWatchers(2, &sink));
+  Natcd__V1__PutRequest put = NATCD__V1__PUT_REQUEST__INIT;
+  const std::string key = SlashKey("w/gap");  // under the watchers' prefix
+  put.key = {key.size(), reinterpret_cast<uint8_t*>(const_cast<char*>(key.data()))};
+  std::string body(protobuf_c_message_get_packed_size(&put.base), '\0');
+  protobuf_c_message_pack(&put.base, reinterpret_cast<uint8_t*>(body.data()));
+  natsMsg* reply = nullptr;
+  ASSERT_EQ(natsConnection_Request(&reply, nc_, "natcd.kv.put", body.data(),
+                                   static_cast<int>(body.size()), 10'000),
+            NATS_OK);
+  natsMsg_Destroy(reply);
+  // The group's message of the put (heartbeats carry no events).
+  Natcd__V1__WatchResponse* last = nullptr;
+  std::string subject;
+  for (int messages = 0; last == nullptr; ++messages) {
+    ASSERT_LT(messages, 10) << "no group message with the put's event";
+    natsMsg* m = nullptr;
+    ASSERT_EQ(natsSubscription_NextMsg(&m, groups, 10'000), NATS_OK);
+    auto* r = natcd__v1__watch_response__unpack(
+        nullptr, natsMsg_GetDataLength(m), reinterpret_cast<const uint8_t*>(natsMsg_GetData(m)));
+    subject = natsMsg_GetSubject(m);
+    natsMsg_Destroy(m);
+    ASSERT_NE(r, nullptr);
+    if (r->n_events > 0) {
+      last = r;
+    } else {
+      natcd__v1__watch_response__free_unpacked(r, nullptr);
+    }
+  }
+  for (int waited_ms = 0; sink.events.load() < 2 && waited_ms < 10'000; waited_ms += 10) {
+    nats_Sleep(10);
+  }
+  ASSERT_EQ(sink.events.load(), 2);
+  EXPECT_EQ(target_->WatchGapsSeen().gaps, 0u);
+  Natcd__V1__WatchResponse jump = NATCD__V1__WATCH_RESPONSE__INIT;
+  jump.group_id = last->group_id;
+  jump.group_seq = last->group_seq + 3;
+  natcd__v1__watch_response__free_unpacked(last, nullptr);
+  std::string bytes(protobuf_c_message_get_packed_size(&jump.base), '\0');
+  protobuf_c_message_pack(&jump.base, reinterpret_cast<uint8_t*>(bytes.data()));
+  ASSERT_EQ(
+      natsConnection_Publish(nc_, subject.c_str(), bytes.data(), static_cast<int>(bytes.size())),
+      NATS_OK);
+  for (int waited_ms = 0; target_->WatchGapsSeen().gaps < 2 && waited_ms < 10'000;
+       waited_ms += 10) {
+    nats_Sleep(10);
+  }
+  // Both watchers saw it, two messages missed each.
+  EXPECT_EQ(target_->WatchGapsSeen().gaps, 2u);
+  EXPECT_EQ(target_->WatchGapsSeen().messages_missed, 4u);
+  target_->CloseWatchers();
+  natsSubscription_Destroy(groups);
 }
 
 TEST_P(TargetTest, KeepAlivesWhereSupported) {

@@ -278,8 +278,11 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
     natsMsg* reply = NULL;
     bool retry = false;
     // Every write is a leader's (a follower only hands it over): to the
-    // leader last seen, else to the queue group (any member).
-    const uint64_t leader = write ? atomic_load(&c->leader_id) : 0;
+    // leader last seen, else to the queue group (any member). So is a
+    // linearizable read (a follower asks the leader for its read index): a
+    // paused follower then holds none of them.
+    const bool to_leader = write || (o != NULL && o->to_leader);
+    const uint64_t leader = to_leader ? atomic_load(&c->leader_id) : 0;
     char* direct = leader != 0 ? _directSubject(c, leader, suffix) : NULL;
     s = _attempt(&reply, c, direct != NULL ? direct : subject, body, len, request_id, timeout,
                  &retry);

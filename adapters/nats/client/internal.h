@@ -66,7 +66,8 @@ bool _condWaitMs(pthread_cond_t* cond, pthread_mutex_t* mu, int64_t ms);
 // --- requests (client.c) ---------------------------------------------------
 
 typedef struct _requestOpts {
-  bool write;          // carry a Natcd-Request-Id
+  bool write;          // carry a Natcd-Request-Id; to the leader last seen
+  bool to_leader;      // a linearizable read: to the leader last seen too
   int64_t timeout_ms;  // 0: the client's
   int retries;         // -1: the client's
 } _requestOpts;

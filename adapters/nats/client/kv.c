@@ -292,8 +292,9 @@ natcdStatus natcdKV_Get(natcdRangeResponse** resp, natcdClient* client, const vo
   }
   ProtobufCMessage* reply = NULL;
   if (s == natcdStatus_OK) {
+    const _requestOpts read = {.to_leader = !req.serializable, .retries = -1};
     s = _request(&reply, client, "kv.range", &req.base, &natcd__v1__range_response__descriptor,
-                 NULL);
+                 &read);
   }
   if (s == natcdStatus_OK) {
     *resp = _standaloneBuild(sizeof(natcdRangeResponse), _buildRange, reply);

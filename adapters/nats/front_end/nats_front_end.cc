@@ -201,7 +201,10 @@ Status NatsFrontEnd::Subscribe() {
     // Requests other members hand to this one as their leader, and what a
     // client asks of this member by its ID (`endpoint status --cluster`,
     // `endpoint hashkv --cluster`, `defrag --cluster`).
-    if (LeaderOnlyKind(endpoint->kind()) || PerMemberKind(endpoint->kind())) {
+    // A range too: clients send linearizable reads to the leader they
+    // know, as they send writes (any member serves one it is handed).
+    if (LeaderOnlyKind(endpoint->kind()) || PerMemberKind(endpoint->kind()) ||
+        endpoint->kind() == EndpointKind::kRange) {
       std::string suffix(RequestSuffix(endpoint->subject(), options_.prefix));
       NATCD_RETURN_IF_ERROR(subscribe(
           ForwardPrefix(options_.prefix, reply_.header.member_id) + suffix, "", endpoint.get()));

@@ -21,6 +21,10 @@ class MemberAuthRevisionTest : public OneMemberTest {
     r.op = op;
     r.user = user;
     r.role = role;
+    return Auth(r);
+  }
+  // As root would, through a member that checked it.
+  AuthResponse Auth(AuthRequest r) {
     r.password_hash = "$2b$04$not-checked-here";
     auto request = std::make_unique<Request>();
     request->payload = r;
@@ -95,6 +99,50 @@ TEST_F(MemberAuthRevisionTest, AnOldRevisionIsNotCheckedWhileAuthIsDisabled) {
   ASSERT_GE(AuthRevision(), 2u);
   EXPECT_TRUE(CheckedPut("/k", 1).ok());
   EXPECT_EQ(Count("/k"), 1);
+}
+
+// The race itself, with nothing forged: bob's put reaches the member in the
+// same turn as root's revoke of the permission it needs, so it is checked
+// (and passes) before the revoke applies, and is applied after it.
+TEST_F(MemberAuthRevisionTest, APutCheckedBeforeARevokeThatAppliesFirstIsRefused) {
+  EnableAuth();
+  Auth(AuthOp::kUserAdd, "bob", "");
+  Auth(AuthOp::kRoleAdd, "", "writer");
+  AuthRequest grant;
+  grant.op = AuthOp::kRoleGrantPermission;
+  grant.role = "writer";
+  grant.permission = Permission{PermissionType::kWrite, "/b/", "/b0"};
+  Auth(grant);
+  Auth(AuthOp::kUserGrantRole, "bob", "writer");
+  const std::string token = Auth(AuthOp::kAuthenticate, "bob", "").token;
+  ASSERT_FALSE(token.empty());
+
+  auto put_as_bob = [&](const std::string& key) {
+    auto request = std::make_unique<Request>();
+    request->payload = PutRequest{key, "v", 0, false, false, false};
+    request->token = token;
+    return Submit(std::move(request));
+  };
+  AuthRequest revoke_request = grant;
+  revoke_request.op = AuthOp::kRoleRevokePermission;
+  auto revoke = std::make_unique<Request>();
+  revoke->payload = revoke_request;
+  revoke->auth_checked = true;
+  std::shared_ptr<Answer> revoked = Submit(std::move(revoke));
+  std::shared_ptr<Answer> raced = put_as_bob("/b/raced");
+  for (int i = 0; i < 10 && !(revoked->result && raced->result); i++) member_->RunOneTurn();
+  ASSERT_TRUE(revoked->result && raced->result);
+  ASSERT_TRUE(revoked->result->ok()) << revoked->result->status().ToString();
+  ASSERT_FALSE(raced->result->ok());
+  EXPECT_EQ(raced->result->status().name(), "ErrAuthOldRevision");
+  EXPECT_EQ(Count("/b/raced"), 0);
+
+  // bob's retry is checked against the store as it is now.
+  std::shared_ptr<Answer> retry = put_as_bob("/b/raced");
+  ASSERT_GT(TurnsUntilAnswered(*retry), 0);
+  ASSERT_FALSE(retry->result->ok());
+  EXPECT_EQ(retry->result->status().name(), "ErrPermissionDenied");
+  EXPECT_EQ(Count("/b/raced"), 0);
 }
 
 }  // namespace
