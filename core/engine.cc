@@ -255,9 +255,9 @@ Result<LeaseCheckpointResponse> Engine::ApplyLeaseCheckpoint(
   return response;
 }
 
-Result<std::unique_ptr<raft::DurableRaftStorage>> Engine::OpenRaftLog(raftlog::LogFs* fs,
-                                                                      const std::string& log_dir) {
-  return raft::DurableRaftStorage::Open(parts_->backend.get(), fs, log_dir);
+Result<std::unique_ptr<raft::DurableRaftStorage>> Engine::OpenRaftLog(
+    raftlog::LogFs* fs, const std::string& log_dir, const raftlog::RaftLogOptions& log_options) {
+  return raft::DurableRaftStorage::Open(parts_->backend.get(), fs, log_dir, log_options);
 }
 
 Status Engine::SetCommitsSynced(bool synced) { return parts_->backend->SetCommitsSynced(synced); }

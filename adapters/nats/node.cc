@@ -37,6 +37,7 @@ server::MemberOptions MemberOptionsOf(const NodeOptions& o, const HeaderInfo& he
   m.request_timeout_ms = o.request_timeout_ms;
   m.auth_token_ttl_ms = o.auth_token_ttl_ms;
   m.snapshot_entries = o.snapshot_entries;
+  m.raft_log_segment_bytes = o.raft_log_segment_bytes;
   m.snapshot_catchup_entries = o.snapshot_catchup_entries;
   m.metrics = o.metrics;
   m.quota_backend_bytes = o.quota_backend_bytes;

@@ -105,6 +105,8 @@ struct NodeOptions {
   // keeping snapshot_catchup_entries for members a little behind (etcd's
   // --snapshot-count and its catch-up entries).
   uint64_t snapshot_entries = 10'000;
+  // The Raft log's segment size (MemberOptions::raft_log_segment_bytes).
+  uint64_t raft_log_segment_bytes = 64ull << 20;
   uint64_t snapshot_catchup_entries = 5'000;
   // The backend quota (etcd's --quota-backend-bytes, resolved by
   // QuotaBytesFromFlag: core/alarm/backend_quota.h); 0: none.

@@ -87,8 +87,13 @@ Status Member::Impl::OpenEngine() {
 // loses at most commits the log replays (raft/durable_raft_storage.h).
 Status Member::Impl::OpenRaftStorage() {
   raftlog::LogFs* fs = options.raft_log_fs != nullptr ? options.raft_log_fs : &log_fs;
-  Result<std::unique_ptr<raft::DurableRaftStorage>> storage =
-      engine->OpenRaftLog(fs, raft::DurableRaftStorage::LogDirOf(options.engine.db_path));
+  raftlog::RaftLogOptions log_options;
+  log_options.segment_bytes = options.raft_log_segment_bytes;
+  // Only the real file system is safe from a second thread; a test's
+  // (the simulator's) keeps every step on the member thread.
+  log_options.prepare_in_background = options.raft_log_fs == nullptr;
+  Result<std::unique_ptr<raft::DurableRaftStorage>> storage = engine->OpenRaftLog(
+      fs, raft::DurableRaftStorage::LogDirOf(options.engine.db_path), log_options);
   if (!storage.ok()) return storage.status();
   raft_storage = std::move(storage).value();
   if (raft_storage->migrated()) {

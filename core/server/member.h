@@ -86,6 +86,9 @@ struct MemberOptions {
   // null: the real one. Tests pass one that loses unsynced writes as a
   // power cut would. Not owned; it outlives the member.
   raftlog::LogFs* raft_log_fs = nullptr;
+  // The Raft log's segment size (raft_log_file.h; etcd's 64 MiB). Each
+  // segment is zero-filled when it is made: tests use a small one.
+  uint64_t raft_log_segment_bytes = 64ull << 20;
   // etcd's --auth-token-ttl: how long a simple token lives unused.
   int64_t auth_token_ttl_ms = 300'000;
   // Where the member records etcd's metrics (core/metrics/member_metrics.h);

@@ -75,6 +75,7 @@ struct Settings {
   int64_t heartbeat_interval_ms = 100;
   int64_t election_timeout_ms = 1'000;
   int64_t snapshot_count = 10'000;
+  int64_t raft_log_segment_bytes = int64_t{64} << 20;
   int64_t leader_request_weight = 48;
   std::string auto_compaction_mode = "off";
   int64_t auto_compaction_retention = 0;
@@ -282,6 +283,9 @@ int main(int argc, char** argv) {
       "Raft heartbeat interval (ms)");
   add("--election-timeout", s.election_timeout_ms, "NATCD_ELECTION_TIMEOUT",
       "Raft election timeout (ms)");
+  add("--raft-log-segment-bytes", s.raft_log_segment_bytes, "NATCD_RAFT_LOG_SEGMENT_BYTES",
+      "size of each Raft log segment file, zero-filled when made (etcd's 64 MiB)")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 40));
   add("--snapshot-count", s.snapshot_count, "NATCD_SNAPSHOT_COUNT",
       "applied entries between Raft log compactions");
   add("--leader-request-weight", s.leader_request_weight, "NATCD_LEADER_REQUEST_WEIGHT",
@@ -465,6 +469,7 @@ int main(int argc, char** argv) {
   options.heartbeat_interval_ms = s.heartbeat_interval_ms;
   options.election_timeout_ms = s.election_timeout_ms;
   options.snapshot_entries = static_cast<uint64_t>(s.snapshot_count);
+  options.raft_log_segment_bytes = static_cast<uint64_t>(s.raft_log_segment_bytes);
   options.leader_request_weight = static_cast<int>(s.leader_request_weight);
   options.snapshot_catchup_entries = static_cast<uint64_t>(s.snapshot_count / 2);
   options.metrics = &member_metrics;

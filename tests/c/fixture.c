@@ -226,6 +226,9 @@ bool natcdFixture_StartNatcd(natcdFixture* fx) {
   argv[n++] = fx->data_dir;
   argv[n++] = "--config";
   argv[n++] = "/dev/null";
+  /* A small Raft log segment: each is zero-filled when made (64 MiB by default). */
+  argv[n++] = "--raft-log-segment-bytes";
+  argv[n++] = "1048576";
   for (int i = 0; i < fx->n_natcd_args; ++i) argv[n++] = fx->natcd_args[i];
   argv[n] = NULL;
   long offset = _fileSize(fx->natcd_log);

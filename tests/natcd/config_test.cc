@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -167,6 +168,28 @@ TEST_F(ConfigTest, CorruptCheckTimeIsAGoDuration) {
   }
 }
 
+// Every segment file, and the spare made ready for the next, is as large
+// as the flag (or its environment variable) says.
+TEST_F(ConfigTest, RaftLogSegmentBytesSizesTheSegmentFiles) {
+  std::string log;
+  std::string line = ServingLine(
+      {"--config", "/dev/null", "--nats-url", server_.url(), "--data-dir", dir_.File("data")},
+      {{"NATCD_RAFT_LOG_SEGMENT_BYTES", "65536"}}, nullptr, &log);
+  ASSERT_NE(line.find("serving"), std::string::npos) << log;
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.File("data/natcd.db.raftlog"))) {
+    EXPECT_EQ(e.file_size(), 65536u) << e.path();
+    files++;
+  }
+  EXPECT_EQ(files, 2) << "a segment and the spare";
+  int status = 0;
+  line = ServingLine({"--config", "/dev/null", "--nats-url", server_.url(), "--data-dir",
+                      dir_.File("small"), "--raft-log-segment-bytes", "100"},
+                     {}, &status, &log);
+  EXPECT_TRUE(line.empty());
+  EXPECT_NE(log.find("--raft-log-segment-bytes"), std::string::npos) << log;
+}
+
 TEST_F(ConfigTest, HelpListsEverySetting) {
   std::string log;
   ServingLine({"--help"}, {}, nullptr, &log);
@@ -189,6 +212,7 @@ TEST_F(ConfigTest, HelpListsEverySetting) {
                            "--watch-coalesce-ms",
                            "--auto-compaction-mode",
                            "--quota-backend-bytes",
+                           "--raft-log-segment-bytes",
                            "--experimental-corrupt-check-time",
                            "--experimental-initial-corrupt-check",
                            "NATCD_NATS_URL"}) {

@@ -90,6 +90,7 @@ class ForwardingTest : public ::testing::Test {
       options.engine.clock = &clock_;
       options.engine.sync = false;
       options.engine.lease_ttl_s_min = 1;
+      options.raft_log_segment_bytes = 64 << 10;  // zero-filled when made
       options.initial_cluster = kNames;
       options.heartbeat_interval_ms = 50;
       options.election_timeout_ms = 500;

@@ -46,7 +46,9 @@ class DurableRaftStorageTest : public ::testing::Test {
   }
   Status Reopen(const std::string& name = "db") {
     storage_.reset();
-    return DurableRaftStorage::Open(backend_.get(), &fs_, LogDir(name)).status();
+    return DurableRaftStorage::Open(backend_.get(), &fs_, LogDir(name),
+                                    raftlog::RaftLogOptions{4096})
+        .status();
   }
   void Commit() { ASSERT_OK(backend_->CommitBatch()); }
   void Exec(const std::string& sql) {

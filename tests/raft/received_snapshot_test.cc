@@ -44,7 +44,8 @@ class ReceivedSnapshotTest : public ::testing::Test {
     const std::string db = dir_.File("leader.db");
     Result<std::unique_ptr<Engine>> engine = Engine::Open(Options(db));
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    auto storage = engine.value()->OpenRaftLog(&fs_, DurableRaftStorage::LogDirOf(db));
+    auto storage = engine.value()->OpenRaftLog(&fs_, DurableRaftStorage::LogDirOf(db),
+                                               raftlog::RaftLogOptions{1 << 16});
     ASSERT_TRUE(storage.ok()) << storage.status().ToString();
     for (uint64_t i = 1; i <= kApplied; i++) {
       ASSERT_OK(
@@ -79,7 +80,8 @@ class ReceivedSnapshotTest : public ::testing::Test {
     Result<std::unique_ptr<Engine>> engine = Engine::Open(Options(copy_));
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(engine).value();
-    auto storage = engine_->OpenRaftLog(&fs_, DurableRaftStorage::LogDirOf(copy_));
+    auto storage = engine_->OpenRaftLog(&fs_, DurableRaftStorage::LogDirOf(copy_),
+                                        raftlog::RaftLogOptions{1 << 16});
     ASSERT_TRUE(storage.ok()) << storage.status().ToString();
     storage_ = std::move(storage).value();
   }

@@ -38,8 +38,10 @@ std::string NatcdProcess::Log() const {
 ::testing::AssertionResult NatcdProcess::Start() {
   if (running()) return ::testing::AssertionFailure() << "natcd already running";
   std::string binary = Binary();
-  std::vector<std::string> args = {binary,    "--nats-url", nats_url_,  "--data-dir",
-                                   data_dir_, "--config",   "/dev/null"};
+  // A small Raft log segment: each is zero-filled when made (64 MiB by default).
+  std::vector<std::string> args = {binary,    "--nats-url", nats_url_,   "--data-dir",
+                                   data_dir_, "--config",   "/dev/null", "--raft-log-segment-bytes",
+                                   "1048576"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   // Each start appends to the log; remember where this run begins.
   std::ifstream existing(log_path_, std::ios::ate);

@@ -50,7 +50,8 @@ class DurableRaftStorage;
 }
 namespace raftlog {
 class LogFs;
-}
+struct RaftLogOptions;
+}  // namespace raftlog
 
 struct LeaseExpireResponse {
   ResponseHeader header;
@@ -215,8 +216,8 @@ class Engine final : public EventSource {
   // log_dir, the rest of its Raft state in the engine's database
   // (raft/durable_raft_storage.h). Close it before the engine. No batch may
   // be open.
-  Result<std::unique_ptr<raft::DurableRaftStorage>> OpenRaftLog(raftlog::LogFs* fs,
-                                                                const std::string& log_dir);
+  Result<std::unique_ptr<raft::DurableRaftStorage>> OpenRaftLog(
+      raftlog::LogFs* fs, const std::string& log_dir, const raftlog::RaftLogOptions& log_options);
   // Whether Commit fsyncs (the default). A member whose Raft log is durable
   // in its own file commits without (false): after a power loss the
   // database is a prefix of its commits, applied index included, and the

@@ -6,10 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "storage/durable_file.h"
 
 namespace natcd::raftlog {
 namespace {
+
+constexpr uint64_t kZeroChunkBytes = 1 << 20;
 
 class PosixLogFile final : public LogFile {
  public:
@@ -59,15 +63,23 @@ class PosixLogFile final : public LogFile {
   }
 
   Status Preallocate(uint64_t size) override {
-    // Mode 0 also extends the size: appends inside it then change no
-    // metadata, so fdatasync writes the data blocks alone.
-    if (fallocate(fd_, 0, 0, static_cast<off_t>(size)) == 0) return Status::OK();
-    int err = errno;
-    if (err != EOPNOTSUPP && err != ENOSYS) return ErrnoStatus("fallocate", path_, err);
     Result<uint64_t> now = Size();
     if (!now.ok()) return now.status();
     if (now.value() >= size) return Status::OK();
-    return Truncate(size);
+    // fallocate first, for blocks allocated together; then zeros written
+    // over them, as ext4 leaves fallocated extents "unwritten" and the
+    // first write into each would make fdatasync commit the journal.
+    if (fallocate(fd_, 0, 0, static_cast<off_t>(size)) != 0) {
+      int err = errno;
+      if (err != EOPNOTSUPP && err != ENOSYS) return ErrnoStatus("fallocate", path_, err);
+    }
+    const std::string zeros(std::min<uint64_t>(size - now.value(), kZeroChunkBytes), '\0');
+    for (uint64_t at = now.value(); at < size; at += zeros.size()) {
+      Status s =
+          Write(at, std::string_view(zeros).substr(0, std::min<uint64_t>(size - at, zeros.size())));
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
   }
 
   Result<uint64_t> Size() override {

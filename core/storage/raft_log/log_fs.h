@@ -30,10 +30,9 @@ class LogFile {
   virtual Status Sync() = 0;
   // ftruncate(2).
   virtual Status Truncate(uint64_t size) = 0;
-  // Makes the file at least size bytes long, zeros past its old end,
-  // with the blocks allocated when the file system can (fallocate(2)) so
-  // that later writes there change no metadata fdatasync must write; else
-  // (the file system cannot) a sparse extension.
+  // Makes the file at least size bytes long, zeros past its old end
+  // written out (not only allocated: spare_segment.h says why), so that
+  // later writes there change no metadata fdatasync must write.
   virtual Status Preallocate(uint64_t size) = 0;
   virtual Result<uint64_t> Size() = 0;
 };

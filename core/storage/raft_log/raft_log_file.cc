@@ -58,8 +58,10 @@ Status RaftLogFile::Load() {
   for (const std::string& name : names.value()) {
     if (std::optional<SegmentHeader> h = ParseSegmentFileName(name)) {
       found.push_back(*h);
-    } else if (name.size() > kTmpSuffix.size() && name.ends_with(kTmpSuffix) &&
-               ParseSegmentFileName(name.substr(0, name.size() - kTmpSuffix.size()))) {
+    } else if (name == kSpareName ||
+               (name.size() > kTmpSuffix.size() && name.ends_with(kTmpSuffix) &&
+                ParseSegmentFileName(name.substr(0, name.size() - kTmpSuffix.size())))) {
+      // A spare, or a segment half created by an older natcd.
       leftovers.push_back(name);
     }
   }
@@ -105,6 +107,7 @@ Status RaftLogFile::Load() {
     s = fs_->SyncDir(dir_);
     if (!s.ok()) return s;
   }
+  spare_.Start();
   return Status::OK();
 }
 
@@ -398,22 +401,19 @@ Status RaftLogFile::CreateSegment(const SegmentHeader& header) {
   Segment seg;
   seg.header = header;
   seg.path = dir_ + "/" + SegmentFileName(header);
-  const std::string tmp = seg.path + std::string(kTmpSuffix);
-  Result<std::unique_ptr<LogFile>> file = fs_->OpenFile(tmp, true);
+  Result<std::unique_ptr<LogFile>> file = spare_.Take();
   if (!file.ok()) return file.status();
   seg.file = std::move(file).value();
   std::string start;
   AppendSegmentHeaderRecord(header, kFlagPriorDurable, &start);
   AppendHardStateRecord(hard_state_, 0, &start);
   AppendSnapshotRecord(snapshot_, 0, &start);
-  // A leftover of the same name from an earlier crash is emptied first.
-  Status s = seg.file->Truncate(0);
-  if (s.ok()) s = seg.file->Preallocate(options_.segment_bytes);
-  if (s.ok()) s = seg.file->Write(0, start);
+  Status s = seg.file->Write(0, start);
   if (s.ok()) s = seg.file->Sync();
-  if (s.ok()) s = fs_->Rename(tmp, seg.path);
+  if (s.ok()) s = fs_->Rename(spare_.path(), seg.path);
   if (s.ok()) s = fs_->SyncDir(dir_);
   if (!s.ok()) return s;
+  spare_.Start();
   segments_.push_back(std::move(seg));
   write_offset_ = start.size();
   allocated_ = options_.segment_bytes;

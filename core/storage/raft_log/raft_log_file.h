@@ -14,10 +14,11 @@
 // every entry is at or below an index a snapshot covers.
 //
 // Segments. A segment is rotated once it holds segment_bytes (a batch
-// never spans two): the old one is synced, the new one is written under a
-// temporary name (its header with its first index, then the hard state
+// never spans two): the old one is synced, the new one is written into
+// the spare (a zero-filled, synced file under a temporary name,
+// spare_segment.h): its header with its first index, then the hard state
 // and snapshot marker so far, so that no older segment is needed for
-// them), synced, renamed into place and the directory synced. Created,
+// them; it is synced, renamed into place and the directory synced. Created,
 // renamed and deleted names are made durable by syncing the directory.
 //
 // Open reads every segment, checks every record's checksum and rebuilds
@@ -51,6 +52,7 @@
 #include "raft/types.h"
 #include "storage/raft_log/log_format.h"
 #include "storage/raft_log/log_fs.h"
+#include "storage/raft_log/spare_segment.h"
 
 namespace natcd::raftlog {
 
@@ -58,6 +60,10 @@ struct RaftLogOptions {
   // A segment is rotated once it holds this many bytes; also how much is
   // preallocated for each. etcd's SegmentSizeBytes.
   uint64_t segment_bytes = 64ull << 20;
+  // Whether the next segment's file is zero-filled on a thread of its own
+  // while the current one fills (spare_segment.h); false: at rotation, on
+  // the caller's thread. Needs a LogFs that allows a second thread.
+  bool prepare_in_background = false;
 };
 
 class RaftLogFile {
@@ -138,7 +144,11 @@ class RaftLogFile {
   };
 
   RaftLogFile(LogFs* fs, std::string dir, const RaftLogOptions& options)
-      : fs_(fs), dir_(std::move(dir)), options_(options) {}
+      : fs_(fs),
+        dir_(std::move(dir)),
+        options_(options),
+        spare_(fs, dir_ + "/" + std::string(kSpareName), options.segment_bytes,
+               options.prepare_in_background) {}
 
   Status Load();
   Status LoadSegment(Segment* segment, bool last);
@@ -165,6 +175,7 @@ class RaftLogFile {
   LogFs* const fs_;
   const std::string dir_;
   const RaftLogOptions options_;
+  SpareSegment spare_;
 
   // Invariant (after Open): segments_ is non-empty, seqs consecutive.
   std::vector<Segment> segments_;

@@ -45,6 +45,7 @@ class OneMemberTest : public ::testing::Test {
     o.engine.sync = false;
     o.engine.clock = &clock_;
     o.engine.seed = 7;
+    o.raft_log_segment_bytes = 64 << 10;  // zero-filled when made
     return o;
   }
 

@@ -175,7 +175,8 @@ TEST_F(OnlineBackupsTest, BackupUnderWritesRestoresToTheCommitItCopied) {
   EXPECT_EQ(Contents(back.get()), ModelAt(first.applied_index));
   raftlog::PosixLogFs fs;
   Result<std::unique_ptr<raft::DurableRaftStorage>> raft =
-      back->OpenRaftLog(&fs, raft::DurableRaftStorage::LogDirOf(dir_.File("restored.db")));
+      back->OpenRaftLog(&fs, raft::DurableRaftStorage::LogDirOf(dir_.File("restored.db")),
+                        raftlog::RaftLogOptions{1 << 16});
   ASSERT_TRUE(raft.ok()) << raft.status().ToString();
   EXPECT_FALSE((*raft)->Initialized()) << "a new cluster's member: no Raft state";
   EXPECT_TRUE((*raft)->member_names().empty());

@@ -21,6 +21,7 @@ SimMember& Simulation::NewMember(const std::string& name, bool founder,
   o.member_id = m->id;
   o.cluster_id = 1;
   o.engine.db_path = m->dir + "/natcd.db";
+  o.raft_log_segment_bytes = 64 << 10;  // zero-filled when made; rotations too
   o.engine.sync = options_.vfs != nullptr;
   if (options_.vfs != nullptr) {
     m->log_fs = std::make_unique<raftlog::testing::FaultLogFs>();

@@ -20,7 +20,7 @@ using natcd::testing::TempDir;
 
 class RaftLogFileTest : public ::testing::Test {
  protected:
-  void Reopen(uint64_t segment_bytes = 64ull << 20) {
+  void Reopen(uint64_t segment_bytes = 1ull << 20) {
     log_.reset();
     options_.segment_bytes = segment_bytes;
     Result<std::unique_ptr<RaftLogFile>> r = RaftLogFile::Open(&fs_, dir(), options_);
@@ -44,7 +44,7 @@ TEST_F(RaftLogFileTest, NewLogIsEmptyWithOneSegment) {
   EXPECT_EQ(log_->SegmentNames(),
             std::vector<std::string>{"0000000000000000-0000000000000001.wal"});
   // Preallocated to the segment size.
-  EXPECT_EQ(std::filesystem::file_size(SegmentPaths(dir())[0]), 64ull << 20);
+  EXPECT_EQ(std::filesystem::file_size(SegmentPaths(dir())[0]), 1ull << 20);
   EXPECT_TRUE(log_->Entries(1, 1).value().empty());
 }
 
