@@ -130,7 +130,8 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
     continuity.OnRecorded(*command.events_published);
     return;
   }
-  if (command.member_attributes && command.member_attributes->sets == MemberAttribute::kClientUrls) {
+  if (command.member_attributes &&
+      command.member_attributes->sets == MemberAttribute::kClientUrls) {
     const MemberAttributes& a = *command.member_attributes;
     membership.SetClientUrls(a.member_id, a.client_urls);
     Status recorded = raft_storage->SetMemberClientUrls(a.member_id, a.client_urls);

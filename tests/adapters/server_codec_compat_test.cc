@@ -365,7 +365,7 @@ std::string OldErrorOutcome(const Status& s);
 TEST(ServerCodecCompat, MemberAttributesAreMemberProtosMessage) {
   server::LogCommand command;
   command.member_attributes =
-      server::MemberAttributes{0xabcdef, {"http://127.0.0.1:2379", "https://x:1"}};
+      server::MemberAttributes{0xabcdef, {"http://127.0.0.1:2379", "https://x:1"}, {}};
   command.origin_member = 0xabcdef;
   command.origin_seq = 3;
   const std::string bytes = server::EncodeLogCommand(command);

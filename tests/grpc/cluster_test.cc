@@ -362,7 +362,8 @@ TEST_F(GrpcClusterTest, MemberUpdateReachesEveryMemberAndSurvivesRestarts) {
   r = Run({"member", "update", n2, "--peer-urls=http://10.0.0.2:2380,http://n2:2380"},
           endpoints_[follower]);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(std::regex_match(r.out, std::regex("Member +" + n2 + " updated in cluster +[0-9a-f]+\n")))
+  EXPECT_TRUE(
+      std::regex_match(r.out, std::regex("Member +" + n2 + " updated in cluster +[0-9a-f]+\n")))
       << r.out;
   const std::string listed = ", started, n2, http://10.0.0.2:2380,http://n2:2380, ";
   EXPECT_NE(Run({"member", "list"}, endpoints_["n3"]).out.find(n2 + listed), std::string::npos);
@@ -390,7 +391,8 @@ TEST_F(GrpcClusterTest, MemberUpdateReachesEveryMemberAndSurvivesRestarts) {
     ASSERT_TRUE(Eventually([&] { return !(leader = Leader()).empty(); })) << "no leader";
     EXPECT_TRUE(Eventually([&] {
       return Run({"member", "list"}, endpoints_[leader]).out.find(n2 + listed) != std::string::npos;
-    })) << leader << " lists:\n"
+    })) << leader
+        << " lists:\n"
         << Run({"member", "list"}, endpoints_[leader]).out;
     if (round == 0) {
       members_[leader]->Kill();

@@ -39,8 +39,8 @@ TEST_F(NatcdctlTest, MemberUpdateSetsPeerUrlsAsEtcdctl) {
   CtlResult updated =
       Ctl({"member", "update", id, "--peer-urls=http://n9:2380,http://10.0.0.9:2380"});
   ASSERT_EQ(updated.code, 0) << updated.err;
-  EXPECT_TRUE(std::regex_match(updated.out,
-                               std::regex("Member " + id + " updated in cluster [0-9a-f]+\n")))
+  EXPECT_TRUE(
+      std::regex_match(updated.out, std::regex("Member " + id + " updated in cluster [0-9a-f]+\n")))
       << updated.out;
   CtlResult listed = Ctl({"member", "list"});
   EXPECT_NE(listed.out.find(id + ", started, n9, http://n9:2380,http://10.0.0.9:2380, , true\n"),

@@ -176,9 +176,8 @@ TEST_F(DurableRaftStorageTest, MemberUrlsSurviveReopenInTheirPinnedRows) {
             1);
   Open();
   using Urls = std::map<NodeId, std::vector<std::string>>;
-  EXPECT_EQ(storage_->member_peer_urls(),
-            (Urls{{7, {"http://n7:2380", "https://10.0.0.7:2380"}},
-                  {0x9bd11c00c67a714cull, {"http://n1:2380"}}}));
+  EXPECT_EQ(storage_->member_peer_urls(), (Urls{{7, {"http://n7:2380", "https://10.0.0.7:2380"}},
+                                                {0x9bd11c00c67a714cull, {"http://n1:2380"}}}));
   EXPECT_EQ(storage_->member_client_urls(), (Urls{{7, {"http://127.0.0.1:2379"}}}));
 }
 

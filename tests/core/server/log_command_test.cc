@@ -76,7 +76,7 @@ constexpr const char* kMemberAttributesGolden =
 LogCommand ExampleMemberAttributes() {
   LogCommand command;
   command.member_attributes =
-      MemberAttributes{0x0f6deb00dfd1a7fb, {"http://127.0.0.1:2379", "https://n1:2379"}};
+      MemberAttributes{0x0f6deb00dfd1a7fb, {"http://127.0.0.1:2379", "https://n1:2379"}, {}};
   command.origin_member = 0x0f6deb00dfd1a7fb;
   command.origin_seq = 7;
   return command;
@@ -94,7 +94,7 @@ TEST(LogCommand, MemberAttributesEncodeToTheirPinnedBytesAndBack) {
   EXPECT_EQ(out.origin_seq, 7u);
   // No URL at all (a member that stopped serving etcd's API) is a valid command.
   LogCommand none;
-  none.member_attributes = MemberAttributes{5, {}};
+  none.member_attributes = MemberAttributes{5, {}, {}};
   ASSERT_TRUE(DecodeLogCommand(EncodeLogCommand(none), &out).ok());
   EXPECT_EQ(*out.member_attributes, *none.member_attributes);
   // A request that is not a MemberAttributesCommand is refused.
@@ -128,7 +128,7 @@ TEST(LogCommand, PeerUrlsEncodeToTheirPinnedBytesAndBack) {
   EXPECT_EQ(out.member_attributes->sets, MemberAttribute::kClientUrls);
   EXPECT_TRUE(out.member_attributes->peer_urls.empty());
   // An attribute natcd does not know is refused, not taken for another.
-  EXPECT_EQ(DecodeLogCommand(Unhex("080a1204080520" "02"), &out).message(),
+  EXPECT_EQ(DecodeLogCommand(Unhex("080a120408052002"), &out).message(),
             "unknown member attribute 2");
 }
 

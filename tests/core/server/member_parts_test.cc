@@ -198,7 +198,8 @@ TEST(MembershipTest, PeerUrlsAreCheckedAndListedAsEtcd) {
   const std::vector<MemberInfo> members = m.Members(cs);
   ASSERT_EQ(members.size(), 3u);
   EXPECT_TRUE(members[0].peer_urls.empty()) << "none set: the front end names its endpoint";
-  EXPECT_EQ(members[1].peer_urls, (std::vector<std::string>{"http://n2:2380", "http://10.0.0.2:2380"}));
+  EXPECT_EQ(members[1].peer_urls,
+            (std::vector<std::string>{"http://n2:2380", "http://10.0.0.2:2380"}));
 }
 
 class FakeSink final : public EventSink {
