@@ -155,6 +155,17 @@ Status Engine::ApplyAlarm(const AlarmChange& change, uint64_t index) {
 
 const AlarmStore& Engine::alarms() const { return *parts_->alarms; }
 
+Status Engine::MarkApplied(uint64_t index) {
+  if (!failed_.ok()) return Stopped(failed_);
+  Status s = parts_->backend->BeginBatch();
+  if (!s.ok()) {
+    failed_ = s;
+    return Stopped(s);
+  }
+  if (index != 0) applied_index_ = index;
+  return Status::OK();
+}
+
 Result<WriteResponse> Engine::ApplyOne(const WriteRequest& request) {
   KvStore& kv = *parts_->kv;
   return std::visit(

@@ -93,6 +93,9 @@ Result<server::RequestPayload> DecodeRequest(Method method, const ProtobufCMessa
     case Method::kMemberPromote:
       endpoint = K::kMemberPromote;
       break;
+    case Method::kMemberUpdate:
+      endpoint = K::kMemberUpdate;
+      break;
     case Method::kMemberAdd: {
       // etcdctl sends the peer URL, not the name.
       auto* in = reinterpret_cast<const Natcd__V1__MemberAddRequest*>(&message);

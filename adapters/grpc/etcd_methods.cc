@@ -37,6 +37,8 @@ const MethodInfo kMethods[] = {
      &natcd__v1__member_list_request__descriptor},
     {"/etcdserverpb.Cluster/MemberPromote", Method::kMemberPromote, U,
      &natcd__v1__member_promote_request__descriptor},
+    {"/etcdserverpb.Cluster/MemberUpdate", Method::kMemberUpdate, U,
+     &natcd__v1__member_update_request__descriptor},
     {"/etcdserverpb.Maintenance/Alarm", Method::kAlarm, U, &natcd__v1__alarm_request__descriptor},
     {"/etcdserverpb.Maintenance/Status", Method::kStatus, U,
      &natcd__v1__status_request__descriptor},

@@ -29,6 +29,7 @@ enum class Method {
   kMemberRemove,
   kMemberList,
   kMemberPromote,
+  kMemberUpdate,
   kAlarm,
   kStatus,
   kHashKV,

@@ -23,6 +23,9 @@ constexpr const char* kMemberNamePrefix = "member/";
 // DO NOT CHANGE: persisted. "member-urls/<id in hex>": the member's client
 // URLs, one per line.
 constexpr const char* kMemberUrlsPrefix = "member-urls/";
+// DO NOT CHANGE: persisted. "member-peer-urls/<id in hex>": the peer URLs
+// a MemberUpdate set, one per line.
+constexpr const char* kMemberPeerUrlsPrefix = "member-peer-urls/";
 
 // raft_log_run held the log in runs of consecutive entries before the log
 // file (read only to migrate them now); created so that the statements
@@ -117,6 +120,33 @@ bool DecodeSnapshotMeta(const std::string& in, SnapshotMeta* meta) {
          GetIds(in, &pos, &meta->conf_state.learners) && pos == in.size();
 }
 
+// The ID of a row named prefix + hex ID, or nullopt.
+std::optional<NodeId> IdOfRow(const std::string& name, const char* prefix) {
+  if (name.rfind(prefix, 0) != 0) return std::nullopt;
+  char* end = nullptr;
+  const char* hex = name.c_str() + strlen(prefix);
+  const NodeId id = strtoull(hex, &end, 16);
+  if (end == hex || *end != '\0') return std::nullopt;
+  return id;
+}
+
+// A URL list row: one URL per line.
+std::string EncodeUrls(const std::vector<std::string>& urls) {
+  std::string value;
+  for (const std::string& url : urls) value += url + "\n";
+  return value;
+}
+std::vector<std::string> DecodeUrls(const std::string& value) {
+  std::vector<std::string> urls;
+  for (size_t start = 0; start < value.size();) {
+    size_t nl = value.find('\n', start);
+    if (nl == std::string::npos) nl = value.size();
+    if (nl > start) urls.push_back(value.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return urls;
+}
+
 class Reset {
  public:
   explicit Reset(sqlite3_stmt* stmt) : stmt_(stmt) {}
@@ -177,25 +207,12 @@ Status DurableRaftStorage::LoadDatabase() {
       if (name == "log_start") log_start = value;
       if (name == "snapshot") snapshot = value;
       if (name == "boot_existing") booted_over_existing_data_ = true;
-      if (name.rfind(kMemberNamePrefix, 0) == 0) {
-        char* end = nullptr;
-        const char* hex = name.c_str() + strlen(kMemberNamePrefix);
-        const NodeId id = strtoull(hex, &end, 16);
-        if (end != hex && *end == '\0') member_names_[id] = value;
+      if (std::optional<NodeId> id = IdOfRow(name, kMemberNamePrefix)) member_names_[*id] = value;
+      if (std::optional<NodeId> id = IdOfRow(name, kMemberUrlsPrefix)) {
+        member_client_urls_[*id] = DecodeUrls(value);
       }
-      if (name.rfind(kMemberUrlsPrefix, 0) == 0) {
-        char* end = nullptr;
-        const char* hex = name.c_str() + strlen(kMemberUrlsPrefix);
-        const NodeId id = strtoull(hex, &end, 16);
-        if (end != hex && *end == '\0') {
-          std::vector<std::string>& urls = member_client_urls_[id];
-          for (size_t start = 0; start < value.size();) {
-            size_t nl = value.find('\n', start);
-            if (nl == std::string::npos) nl = value.size();
-            if (nl > start) urls.push_back(value.substr(start, nl - start));
-            start = nl + 1;
-          }
-        }
+      if (std::optional<NodeId> id = IdOfRow(name, kMemberPeerUrlsPrefix)) {
+        member_peer_urls_[*id] = DecodeUrls(value);
       }
     }
     sqlite3_finalize(stmt);
@@ -459,10 +476,17 @@ Status DurableRaftStorage::SetMemberName(NodeId id, const std::string& name) {
 Status DurableRaftStorage::SetMemberClientUrls(NodeId id, const std::vector<std::string>& urls) {
   char key[40];
   snprintf(key, sizeof key, "%s%016llx", kMemberUrlsPrefix, static_cast<unsigned long long>(id));
-  std::string value;
-  for (const std::string& url : urls) value += url + "\n";
-  NATCD_RETURN_IF_ERROR(PutState(key, value));
+  NATCD_RETURN_IF_ERROR(PutState(key, EncodeUrls(urls)));
   member_client_urls_[id] = urls;
+  return Status::OK();
+}
+
+Status DurableRaftStorage::SetMemberPeerUrls(NodeId id, const std::vector<std::string>& urls) {
+  char key[48];
+  snprintf(key, sizeof key, "%s%016llx", kMemberPeerUrlsPrefix,
+           static_cast<unsigned long long>(id));
+  NATCD_RETURN_IF_ERROR(PutState(key, EncodeUrls(urls)));
+  member_peer_urls_[id] = urls;
   return Status::OK();
 }
 

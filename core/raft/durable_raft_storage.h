@@ -1,7 +1,7 @@
 // DurableRaftStorage: a member's Raft log and hard state in a Raft log
 // file of natcd's own (storage/raft_log/raft_log_file.h, a directory beside
 // the database), and the rest of its Raft state -- the snapshot's metadata
-// with its configuration, member names and client URLs -- in the engine's
+// with its configuration, member names, client and peer URLs -- in the engine's
 // SQLite database, as state applied from the log.
 //
 // Writes. Persist(entries, hard_state, sync) is one Ready: one write and,
@@ -38,7 +38,8 @@
 //     count then the IDs, little-endian), "boot_existing" (present: see
 //     booted_over_existing_data), "member/<16 hex digits of the ID>" (the
 //     member's name), "member-urls/<id in hex>" (its client URLs, one per
-//     line);
+//     line), "member-peer-urls/<id in hex>" (the peer URLs a MemberUpdate
+//     set, one per line);
 //   read only to migrate them, never written: raft_log_run(first_idx
 //     INTEGER PRIMARY KEY, last_idx, entries) -- the entries first_idx..
 //     last_idx, each as term (u64), type (u8), data size (u32), data --
@@ -144,6 +145,11 @@ class DurableRaftStorage final : public Storage {
   const std::map<NodeId, std::vector<std::string>>& member_client_urls() const {
     return member_client_urls_;
   }
+  // Members' peer URLs (etcd's MemberUpdate), as applied.
+  Status SetMemberPeerUrls(NodeId id, const std::vector<std::string>& urls);
+  const std::map<NodeId, std::vector<std::string>>& member_peer_urls() const {
+    return member_peer_urls_;
+  }
 
   // Whether Open moved a log out of the database (tests, and the log line
   // that says so).
@@ -182,6 +188,7 @@ class DurableRaftStorage final : public Storage {
   bool booted_over_existing_data_ = false;
   std::map<NodeId, std::string> member_names_;
   std::map<NodeId, std::vector<std::string>> member_client_urls_;
+  std::map<NodeId, std::vector<std::string>> member_peer_urls_;
   std::vector<Entry> kept_;  // Persist's buffer when it skips compacted entries
   sqlite3_stmt* put_state_ = nullptr;
 };

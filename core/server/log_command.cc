@@ -25,6 +25,8 @@ constexpr int32_t kAuthChangeKind = 12;
 // natcd.v1.MemberAttributesCommand's.
 constexpr uint32_t kAttributesMemberField = 1;
 constexpr uint32_t kAttributesClientUrlsField = 2;
+constexpr uint32_t kAttributesPeerUrlsField = 3;
+constexpr uint32_t kAttributesSetsField = 4;
 
 // natcd.v1.AuthChangeCommand's.
 constexpr uint32_t kAuthOpField = 1;
@@ -172,6 +174,11 @@ std::string EncodeLogCommand(const LogCommand& command) {
     for (const std::string& url : command.member_attributes->client_urls) {
       attributes.BytesField(kAttributesClientUrlsField, CString(url));
     }
+    for (const std::string& url : command.member_attributes->peer_urls) {
+      attributes.BytesField(kAttributesPeerUrlsField, CString(url));
+    }
+    attributes.VarintField(kAttributesSetsField,
+                           static_cast<uint64_t>(command.member_attributes->sets));
     w.BytesField(kRequestField, attributes.Take());
   } else if (command.alarm) {
     w.VarintField(kKindField, kAlarmKind);
@@ -261,6 +268,7 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
     wire::Reader fields(request);
     wire::Field a;
     bool good = true;
+    int32_t sets = 0;
     while (good && fields.Next(&a)) {
       std::string_view url;
       switch (a.number) {
@@ -271,11 +279,22 @@ Status DecodeLogCommand(std::string_view bytes, LogCommand* out) {
           good = wire::AsBytes(a, &url);
           attributes.client_urls.emplace_back(CString(url));
           break;
+        case kAttributesPeerUrlsField:
+          good = wire::AsBytes(a, &url);
+          attributes.peer_urls.emplace_back(CString(url));
+          break;
+        case kAttributesSetsField:
+          good = wire::AsInt32(a, &sets);
+          break;
         default:
           break;
       }
     }
     if (!good || !fields.ok()) return Invalid("malformed natcd.v1.MemberAttributesCommand");
+    if (sets < 0 || sets > static_cast<int32_t>(MemberAttribute::kPeerUrls)) {
+      return Invalid("unknown member attribute " + std::to_string(sets));
+    }
+    attributes.sets = static_cast<MemberAttribute>(sets);
     out->member_attributes = std::move(attributes);
     return Status::OK();
   }

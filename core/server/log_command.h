@@ -23,11 +23,21 @@
 
 namespace natcd::server {
 
-// A member's attributes the others learn through the log (etcd's
-// ClusterMemberAttrSet): its client URLs, for MemberList.
+// Which list a MemberAttributes sets. DO NOT CHANGE: persisted
+// (MemberAttributesCommand.Attribute).
+enum class MemberAttribute : uint8_t {
+  kClientUrls = 0,
+  kPeerUrls = 1,
+};
+
+// A member's attributes the others learn through the log, for MemberList:
+// its client URLs (etcd's ClusterMemberAttrSet) or its peer URLs (etcd's
+// MemberUpdate, a ConfChangeUpdateNode there).
 struct MemberAttributes {
   uint64_t member_id = 0;
   std::vector<std::string> client_urls;
+  std::vector<std::string> peer_urls;
+  MemberAttribute sets = MemberAttribute::kClientUrls;
   bool operator==(const MemberAttributes&) const = default;
 };
 

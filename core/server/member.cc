@@ -108,6 +108,7 @@ Status Member::Impl::OpenRaftStorage() {
   for (const auto& [id, urls] : raft_storage->member_client_urls()) {
     membership.SetClientUrls(id, urls);
   }
+  for (const auto& [id, urls] : raft_storage->member_peer_urls()) membership.SetPeerUrls(id, urls);
   return Status::OK();
 }
 

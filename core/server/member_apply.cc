@@ -99,7 +99,7 @@ void Member::Impl::ApplyConfChange(const raft::Entry& entry, Answers* answers) {
   if (request == nullptr) return;
   std::vector<MemberInfo> members = membership.Members(raft->conf_state());
   if (std::holds_alternative<MemberAddRequest>(request->payload)) {
-    MemberAddResponse r{Now(), MemberInfo{cc.node_id, context.member_name, false, {}}, members};
+    MemberAddResponse r{Now(), MemberInfo{cc.node_id, context.member_name, false, {}, {}}, members};
     for (const MemberInfo& m : members) {
       if (m.id == cc.node_id) r.member = m;
     }
@@ -130,7 +130,8 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
     continuity.OnRecorded(*command.events_published);
     return;
   }
-  if (command.member_attributes) {
+  if (command.member_attributes &&
+      command.member_attributes->sets == MemberAttribute::kClientUrls) {
     const MemberAttributes& a = *command.member_attributes;
     membership.SetClientUrls(a.member_id, a.client_urls);
     Status recorded = raft_storage->SetMemberClientUrls(a.member_id, a.client_urls);
@@ -141,6 +142,10 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
     return;
   }
   if (engine->AlreadyApplied(entry.index)) return;
+  if (command.member_attributes) {
+    ApplyPeerUrls(command, entry, answers);
+    return;
+  }
   std::unique_ptr<Request> request;
   if (command.origin_member == options.member_id) {
     request = proposals.Take(command.origin_seq, entry.term);

@@ -242,6 +242,11 @@ struct Member::Impl {
   void HandleWrite(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void HandleMembership(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void HandleMoveLeader(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
+  // member_peer_urls.cc
+  void HandleMemberUpdate(std::unique_ptr<Request> request, Answers* answers)
+      REQUIRES(member_thread);
+  void ApplyPeerUrls(const LogCommand& command, const raft::Entry& entry, Answers* answers)
+      REQUIRES(member_thread);
   void AnswerMovedLeader(Answers* answers) REQUIRES(member_thread);
   void Forward(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void Propose(LogCommand command) REQUIRES(member_thread);

@@ -113,7 +113,7 @@ void Member::Impl::MaybePublishAttributes(int64_t now) {
   }
   next_publish_ms = now + options.election_timeout_ms;
   LogCommand command;
-  command.member_attributes = MemberAttributes{options.member_id, client_urls};
+  command.member_attributes = MemberAttributes{options.member_id, client_urls, {}};
   Propose(std::move(command));
 }
 

@@ -21,6 +21,7 @@ bool IsMembershipChange(const RequestPayload& p) {
 
 bool LeaderOnly(const RequestPayload& p) {
   return IsWrite(p) || IsMembershipChange(p) || std::holds_alternative<MemberListRequest>(p) ||
+         std::holds_alternative<MemberUpdateRequest>(p) ||
          std::holds_alternative<LeaseKeepAliveRequest>(p) ||
          std::holds_alternative<LeaseTimeToLiveRequest>(p) ||
          std::holds_alternative<LeaseLeasesRequest>(p) ||
@@ -94,6 +95,10 @@ void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
   }
   if (std::holds_alternative<MoveLeaderRequest>(payload)) {
     HandleMoveLeader(std::move(request), answers);
+    return;
+  }
+  if (std::holds_alternative<MemberUpdateRequest>(payload)) {
+    HandleMemberUpdate(std::move(request), answers);
     return;
   }
   if (std::holds_alternative<AlarmRequest>(payload)) {

@@ -30,7 +30,7 @@ std::vector<MemberInfo> Membership::Members(const raft::ConfState& cs) const {
       snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
       name = hex;
     }
-    out.push_back(MemberInfo{id, std::move(name), learner, client_urls(id)});
+    out.push_back(MemberInfo{id, std::move(name), learner, client_urls(id), peer_urls(id)});
   };
   for (NodeId id : cs.voters) add(id, false);
   for (NodeId id : cs.learners) add(id, true);
@@ -41,6 +41,28 @@ const std::vector<std::string>& Membership::client_urls(NodeId id) const {
   static const std::vector<std::string> kNone;
   auto it = client_urls_.find(id);
   return it != client_urls_.end() ? it->second : kNone;
+}
+
+const std::vector<std::string>& Membership::peer_urls(NodeId id) const {
+  static const std::vector<std::string> kNone;
+  auto it = peer_urls_.find(id);
+  return it != peer_urls_.end() ? it->second : kNone;
+}
+
+Status Membership::CheckPeerUrls(NodeId id, const std::vector<std::string>& urls,
+                                 const raft::ConfState& cs) const {
+  if (!IsIn(cs.voters, id) && !IsIn(cs.learners, id)) {
+    return Status::NotFound("ErrMemberNotFound", "etcdserver: member not found");
+  }
+  for (const auto& [other, taken] : peer_urls_) {
+    if (other == id || (!IsIn(cs.voters, other) && !IsIn(cs.learners, other))) continue;
+    for (const std::string& url : urls) {
+      if (std::count(taken.begin(), taken.end(), url) > 0) {
+        return Status::InvalidArgument("ErrPeerURLExist", "etcdserver: Peer URLs already exists");
+      }
+    }
+  }
+  return Status::OK();
 }
 
 void Membership::Record(uint64_t index, raft::ConfState cs) {

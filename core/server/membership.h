@@ -27,6 +27,10 @@ class Membership {
   }
   // What the cluster recorded for `id` (empty: nothing).
   const std::vector<std::string>& client_urls(NodeId id) const;
+  // Peer URLs (etcd's MemberUpdate); none recorded: the front end names
+  // the member's peer endpoint itself (its Raft subject).
+  void SetPeerUrls(NodeId id, std::vector<std::string> urls) { peer_urls_[id] = std::move(urls); }
+  const std::vector<std::string>& peer_urls(NodeId id) const;
   // The members of `cs`, voters first, each with its name (its ID in hex
   // when none is known).
   std::vector<MemberInfo> Members(const raft::ConfState& cs) const;
@@ -49,10 +53,17 @@ class Membership {
   // A leadership transfer to `target`: only to a voter (etcd's answer for
   // an unknown member and for a learner alike).
   static Status CheckTransferee(NodeId target, const raft::ConfState& cs);
+  // Whether member `id` of `cs` may take peer URLs `urls`, as etcd checks a
+  // ConfChangeUpdateNode when it is applied: NotFound ErrMemberNotFound for
+  // a member not in `cs`, ErrPeerURLExist (InvalidArgument, by name etcd's
+  // FailedPrecondition) for a URL another member of `cs` has recorded.
+  Status CheckPeerUrls(NodeId id, const std::vector<std::string>& urls,
+                       const raft::ConfState& cs) const;
 
  private:
   std::map<NodeId, std::string> names_;
   std::map<NodeId, std::vector<std::string>> client_urls_;
+  std::map<NodeId, std::vector<std::string>> peer_urls_;
   std::map<uint64_t, raft::ConfState> history_;
 };
 

@@ -66,6 +66,9 @@ struct MemberInfo {
   bool is_learner = false;
   // Its advertised client URLs (etcd's API), once it has published them.
   std::vector<std::string> client_urls;
+  // Its peer URLs as a MemberUpdate set them; empty: none was set, and the
+  // front end reports the member's Raft endpoint.
+  std::vector<std::string> peer_urls;
 };
 
 struct MemberListRequest {};
@@ -88,7 +91,15 @@ struct MemberRemoveRequest {
 struct MemberPromoteRequest {
   NodeId id = 0;
 };
-// Remove and promote answer the membership after the change.
+// etcd's MemberUpdate: the member's peer URLs, replicated through the log
+// (natcd's peers reach each other by Raft subjects derived from their IDs,
+// so the URLs are recorded and listed, not dialed). Answered with a
+// MembershipResponse.
+struct MemberUpdateRequest {
+  NodeId id = 0;
+  std::vector<std::string> peer_urls;
+};
+// Remove, promote and update answer the membership after the change.
 struct MembershipResponse {
   ResponseHeader header;
   std::vector<MemberInfo> members;
@@ -152,8 +163,9 @@ using RequestPayload =
     std::variant<RangeRequest, PutRequest, DeleteRangeRequest, TxnRequest, CompactionRequest,
                  LeaseGrantRequest, LeaseRevokeRequest, LeaseKeepAliveRequest,
                  LeaseTimeToLiveRequest, LeaseLeasesRequest, StatusRequest, MemberListRequest,
-                 MemberAddRequest, MemberRemoveRequest, MemberPromoteRequest, MoveLeaderRequest,
-                 HashKVRequest, HashRequest, DefragmentRequest, AuthRequest, AlarmRequest>;
+                 MemberAddRequest, MemberRemoveRequest, MemberPromoteRequest, MemberUpdateRequest,
+                 MoveLeaderRequest, HashKVRequest, HashRequest, DefragmentRequest, AuthRequest,
+                 AlarmRequest>;
 
 using Response =
     std::variant<RangeResponse, PutResponse, DeleteRangeResponse, TxnResponse, CompactionResponse,

@@ -70,6 +70,7 @@ bool RequiresUser(const RequestPayload& p) {
          std::holds_alternative<MemberAddRequest>(p) ||
          std::holds_alternative<MemberRemoveRequest>(p) ||
          std::holds_alternative<MemberPromoteRequest>(p) ||
+         std::holds_alternative<MemberUpdateRequest>(p) ||
          std::holds_alternative<MoveLeaderRequest>(p) || std::holds_alternative<HashKVRequest>(p) ||
          std::holds_alternative<HashRequest>(p) || std::holds_alternative<DefragmentRequest>(p);
 }
@@ -88,6 +89,7 @@ Status CheckRequestPermissions(Engine& engine, const std::string& user,
         } else if constexpr (std::is_same_v<T, MemberAddRequest> ||
                              std::is_same_v<T, MemberRemoveRequest> ||
                              std::is_same_v<T, MemberPromoteRequest> ||
+                             std::is_same_v<T, MemberUpdateRequest> ||
                              std::is_same_v<T, MoveLeaderRequest> ||
                              std::is_same_v<T, HashKVRequest> || std::is_same_v<T, HashRequest> ||
                              std::is_same_v<T, DefragmentRequest>) {

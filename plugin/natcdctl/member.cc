@@ -1,5 +1,7 @@
-// natcdctl member list, add, remove, promote.
+// natcdctl member list, add, remove, promote, update.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "plugin/natcdctl/commands.h"
 #include "plugin/natcdctl/format.h"
@@ -69,36 +71,66 @@ int List(Context& ctx) {
   return 0;
 }
 
-// member add / remove / promote: the change is committed when the reply
-// comes; etcdctl's wording.
-int Change(Context& ctx, const std::string& verb, const std::string& arg, bool learner) {
+struct ChangeArgs {
+  std::string arg;
+  bool learner = false;
+  std::string peer_urls;  // update: comma-separated, as etcdctl's --peer-urls
+};
+
+// The pieces of a comma-separated list, empty ones included (etcdctl's
+// strings.Split).
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t comma; (comma = s.find(',', start)) != std::string::npos; start = comma + 1) {
+    out.push_back(s.substr(start, comma - start));
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+// member add / remove / promote / update: the change is committed when the
+// reply comes; etcdctl's wording.
+int Change(Context& ctx, const std::string& verb, const ChangeArgs& a) {
+  const std::string& arg = a.arg;
   int64_t id = 0;
   if (verb != "add" && !ParseHexId(arg, &id)) {
     return Fail(kExitBadArgs, "bad member ID arg (" + arg + "), expecting ID in Hex");
   }
+  if (verb == "update" && a.peer_urls.empty()) {
+    return Fail(kExitBadArgs, "member peer urls not provided");
+  }
+  const std::vector<std::string> urls = SplitCommas(a.peer_urls);
+  std::vector<const char*> url_ptrs;
+  for (const std::string& url : urls) url_ptrs.push_back(url.c_str());
   Conn c;
   if (int rc = ctx.Open(&c)) return rc;
   natcdMemberResponse* r = nullptr;
-  natcdStatus s = verb == "add"      ? natcdMember_Add(&r, c.client, arg.c_str(), learner)
-                  : verb == "remove" ? natcdMember_Remove(&r, c.client, static_cast<uint64_t>(id))
-                                     : natcdMember_Promote(&r, c.client, static_cast<uint64_t>(id));
+  const auto member = static_cast<uint64_t>(id);
+  natcdStatus s;
+  if (verb == "add") {
+    s = natcdMember_Add(&r, c.client, arg.c_str(), a.learner);
+  } else if (verb == "remove") {
+    s = natcdMember_Remove(&r, c.client, member);
+  } else if (verb == "promote") {
+    s = natcdMember_Promote(&r, c.client, member);
+  } else {
+    s = natcdMember_Update(&r, c.client, member, url_ptrs.data(), url_ptrs.size());
+  }
   if (s != natcdStatus_OK) return LibFail(s);
   const std::string cluster = HexId(r->header.cluster_id);
   if (verb == "add") {
     Write("Member " + HexId(r->added ? r->added->id : 0) + " added to cluster " + cluster + "\n\n" +
           "NATCD_NAME=\"" + arg + "\"\nNATCD_INITIAL_CLUSTER_STATE=\"existing\"\n");
   } else {
-    Write("Member " + HexId(static_cast<uint64_t>(id)) +
-          (verb == "remove" ? " removed from" : " promoted in") + " cluster " + cluster + "\n");
+    const char* done = verb == "remove"    ? " removed from"
+                       : verb == "promote" ? " promoted in"
+                                           : " updated in";
+    Write("Member " + HexId(member) + done + " cluster " + cluster + "\n");
   }
   natcdMemberResponse_Destroy(r);
   return 0;
 }
-
-struct ChangeArgs {
-  std::string arg;
-  bool learner = false;
-};
 
 }  // namespace
 
@@ -114,14 +146,20 @@ void AddMemberCommands(CLI::App& app, Context& ctx) {
       "Adds a member into the cluster (start it with that --name, not in --initial-cluster)");
   member_add->add_option("name", a->arg, "the new member's name")->required();
   member_add->add_flag("--learner", a->learner, "indicates if the new member is raft learner");
-  member_add->callback([&ctx, a] { ctx.rc = Change(ctx, "add", a->arg, a->learner); });
+  member_add->callback([&ctx, a] { ctx.rc = Change(ctx, "add", *a); });
   auto* member_remove = member_cmd->add_subcommand("remove", "Removes a member from the cluster");
   member_remove->add_option("memberID", a->arg, "the member's ID in hex")->required();
-  member_remove->callback([&ctx, a] { ctx.rc = Change(ctx, "remove", a->arg, false); });
+  member_remove->callback([&ctx, a] { ctx.rc = Change(ctx, "remove", *a); });
   auto* member_promote =
       member_cmd->add_subcommand("promote", "Promotes a non-voting member in the cluster");
   member_promote->add_option("memberID", a->arg, "the member's ID in hex")->required();
-  member_promote->callback([&ctx, a] { ctx.rc = Change(ctx, "promote", a->arg, false); });
+  member_promote->callback([&ctx, a] { ctx.rc = Change(ctx, "promote", *a); });
+  auto* member_update =
+      member_cmd->add_subcommand("update", "Updates a member in the cluster (its peer URLs)");
+  member_update->add_option("memberID", a->arg, "the member's ID in hex")->required();
+  member_update->add_option("--peer-urls", a->peer_urls,
+                            "comma separated peer URLs for the updated member.");
+  member_update->callback([&ctx, a] { ctx.rc = Change(ctx, "update", *a); });
 }
 
 }  // namespace natcdctl

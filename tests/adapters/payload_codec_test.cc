@@ -18,6 +18,7 @@
 #include "adapters/nats/codec/request_payload.h"
 #include "adapters/nats/codec/wire.h"
 #include "adapters/nats/front_end/nats_responder.h"
+#include "adapters/nats/peer/raft_transport.h"
 
 namespace natcd::nats {
 namespace {
@@ -105,6 +106,11 @@ std::string P(const server::MemberRemoveRequest& r) {
 std::string P(const server::MemberPromoteRequest& r) {
   return "MemberPromote{" + std::to_string(r.id) + "}";
 }
+std::string P(const server::MemberUpdateRequest& r) {
+  std::string urls;
+  for (const std::string& url : r.peer_urls) urls += url + ";";
+  return "MemberUpdate{" + std::to_string(r.id) + "," + urls + "}";
+}
 std::string P(const server::MoveLeaderRequest& r) {
   return "MoveLeader{" + std::to_string(r.target) + "}";
 }
@@ -178,6 +184,8 @@ std::string P(const server::StatusResponse& r) {
 std::string P(const server::MemberInfo& m) {
   std::string urls;
   for (const std::string& url : m.client_urls) urls += url + ";";
+  urls += "|";
+  for (const std::string& url : m.peer_urls) urls += url + ";";
   return "{" + std::to_string(m.id) + "," + m.name + "," + std::to_string(m.is_learner) + "," +
          urls + "}";
 }
@@ -259,6 +267,8 @@ EndpointOf Endpoint(EndpointKind kind) {
       return {"cluster.member.remove", &natcd__v1__member_remove_request__descriptor};
     case K::kMemberPromote:
       return {"cluster.member.promote", &natcd__v1__member_promote_request__descriptor};
+    case K::kMemberUpdate:
+      return {"cluster.member.update", &natcd__v1__member_update_request__descriptor};
     case K::kHashKV:
       return {"maint.hashkv", &natcd__v1__hash_kvrequest__descriptor};
     case K::kHash:
@@ -350,6 +360,7 @@ std::vector<server::RequestPayload> EveryPayload() {
           server::MemberAddRequest{"n4", true},
           server::MemberRemoveRequest{0xfeedface12345678},
           server::MemberPromoteRequest{0x0123456789abcdef},
+          server::MemberUpdateRequest{0x0123456789abcdef, {"http://n2:2380", "https://n2:2381"}},
           server::MoveLeaderRequest{0x9bd11d00c67a72ff},
           HashKVRequest{77},
           HashRequest{},
@@ -405,7 +416,8 @@ struct Exchange {
 
 std::vector<Exchange> EveryResponse() {
   std::vector<server::MemberInfo> members = {
-      {0x11, "n1", false, {"http://10.0.0.1:2379", "https://n1:2379"}}, {0x22, "n2", true, {}}};
+      {0x11, "n1", false, {"http://10.0.0.1:2379", "https://n1:2379"}, {"http://n1:2380"}},
+      {0x22, "n2", true, {}, {"http://n2:2380", "http://10.0.0.2:2380"}}};
   TxnResponse txn;
   txn.header.revision = 20;
   txn.succeeded = true;
@@ -442,6 +454,7 @@ std::vector<Exchange> EveryResponse() {
       {server::MemberAddRequest{}, server::MemberAddResponse{{19}, members[1], members}},
       {server::MemberRemoveRequest{}, server::MembershipResponse{{20}, {members[0]}}},
       {server::MemberPromoteRequest{}, server::MembershipResponse{{21}, members}},
+      {server::MemberUpdateRequest{}, server::MembershipResponse{{21}, members}},
       {server::MoveLeaderRequest{}, server::MoveLeaderResponse{{22}}},
       {HashKVRequest{}, HashKVResponse{{23}, 0xdeadbeef, 7, 23}},
       {HashRequest{}, HashResponse{{24}, 0xfeedf00d}},
@@ -468,6 +481,19 @@ TEST(PayloadCodec, EveryResponseTheLeaderEncodesDecodesBack) {
   }
   // All but AuthResponse (never forwarded, as AuthRequest).
   EXPECT_EQ(alternatives.size() + 1, std::variant_size_v<server::Response>);
+}
+
+// A member no MemberUpdate gave peer URLs lists its Raft subject; a
+// follower that forwarded the call lists that as it came.
+TEST(PayloadCodec, AMemberWithoutPeerUrlsListsItsRaftSubject) {
+  const server::MemberListResponse list{{18}, {{0x22, "n2", false, {}, {}}}};
+  const std::string body = EncodeResponse(server::Response(list), Context(), 4, false);
+  uint64_t raft_term = 0;
+  Result<server::Response> back = DecodeWireResponse(server::MemberListRequest{}, body, &raft_term);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const auto& members = std::get<server::MemberListResponse>(back.value()).members;
+  ASSERT_EQ(members.size(), 1u);
+  EXPECT_EQ(members[0].peer_urls, std::vector<std::string>{RaftSubject("natcd", "default", 0x22)});
 }
 
 TEST(PayloadCodec, AReplyThatIsNotTheResponseIsInternal) {

@@ -365,7 +365,7 @@ std::string OldErrorOutcome(const Status& s);
 TEST(ServerCodecCompat, MemberAttributesAreMemberProtosMessage) {
   server::LogCommand command;
   command.member_attributes =
-      server::MemberAttributes{0xabcdef, {"http://127.0.0.1:2379", "https://x:1"}};
+      server::MemberAttributes{0xabcdef, {"http://127.0.0.1:2379", "https://x:1"}, {}};
   command.origin_member = 0xabcdef;
   command.origin_seq = 3;
   const std::string bytes = server::EncodeLogCommand(command);
@@ -382,6 +382,33 @@ TEST(ServerCodecCompat, MemberAttributesAreMemberProtosMessage) {
   ASSERT_EQ(attributes->n_client_urls, 2u);
   EXPECT_STREQ(attributes->client_urls[0], "http://127.0.0.1:2379");
   EXPECT_STREQ(attributes->client_urls[1], "https://x:1");
+  EXPECT_EQ(attributes->n_peer_urls, 0u);
+  EXPECT_EQ(attributes->sets, NATCD__V1__MEMBER_ATTRIBUTES_COMMAND__ATTRIBUTE__CLIENT_URLS);
+  natcd__v1__member_attributes_command__free_unpacked(attributes, nullptr);
+  natcd__v1__log_command__free_unpacked(log, nullptr);
+}
+
+// A MemberUpdate's peer URLs, as member.proto's schema reads them.
+TEST(ServerCodecCompat, PeerUrlAttributesAreMemberProtosMessage) {
+  server::LogCommand command;
+  server::MemberAttributes a;
+  a.member_id = 0xabcdef;
+  a.peer_urls = {"http://n2:2380", "https://10.0.0.2:2380"};
+  a.sets = server::MemberAttribute::kPeerUrls;
+  command.member_attributes = a;
+  const std::string bytes = server::EncodeLogCommand(command);
+  Natcd__V1__LogCommand* log = natcd__v1__log_command__unpack(
+      nullptr, bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data()));
+  ASSERT_NE(log, nullptr);
+  Natcd__V1__MemberAttributesCommand* attributes =
+      natcd__v1__member_attributes_command__unpack(nullptr, log->request.len, log->request.data);
+  ASSERT_NE(attributes, nullptr);
+  EXPECT_EQ(attributes->member_id, 0xabcdefu);
+  EXPECT_EQ(attributes->n_client_urls, 0u);
+  ASSERT_EQ(attributes->n_peer_urls, 2u);
+  EXPECT_STREQ(attributes->peer_urls[0], "http://n2:2380");
+  EXPECT_STREQ(attributes->peer_urls[1], "https://10.0.0.2:2380");
+  EXPECT_EQ(attributes->sets, NATCD__V1__MEMBER_ATTRIBUTES_COMMAND__ATTRIBUTE__PEER_URLS);
   natcd__v1__member_attributes_command__free_unpacked(attributes, nullptr);
   natcd__v1__log_command__free_unpacked(log, nullptr);
 }

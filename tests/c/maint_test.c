@@ -196,6 +196,29 @@ static void test_members(void** state) {
   natcd_GetLastError(&e);
   assert_non_null(strstr(e.text, "in sync with leader"));
 
+  // Its peer URLs (etcd's MemberUpdate) replace its Raft subject in the lists.
+  const char* urls[] = {"http://n9:2380", "http://10.0.0.9:2380"};
+  ASSERT_OK(natcdMember_Update(&r, g_client, n9, urls, 2));
+  const natcdMember* updated = _find(r, "n9");
+  assert_non_null(updated);
+  assert_int_equal(updated->n_peer_urls, 2);
+  assert_string_equal(updated->peer_urls[0], "http://n9:2380");
+  assert_string_equal(updated->peer_urls[1], "http://10.0.0.9:2380");
+  assert_non_null(strstr(_find(r, "natcd-1")->peer_urls[0], ".raft."));
+  natcdMemberResponse_Destroy(r);
+  ASSERT_OK(natcdMember_List(&r, g_client));
+  assert_string_equal(_find(r, "n9")->peer_urls[1], "http://10.0.0.9:2380");
+  natcdMemberResponse_Destroy(r);
+  // etcd's refusals: a URL another member has, an unknown member.
+  assert_int_equal(natcdMember_Update(NULL, g_client, self_id, urls + 1, 1),
+                   natcdStatus_BadRequest);
+  natcd_GetLastError(&e);
+  assert_non_null(strstr(e.text, "etcdserver: Peer URLs already exists"));
+  assert_int_equal(natcdMember_Update(NULL, g_client, 0x1234, urls, 1), natcdStatus_BadRequest);
+  natcd_GetLastError(&e);
+  assert_non_null(strstr(e.text, "etcdserver: member not found"));
+  assert_int_equal(natcdMember_Update(NULL, g_client, n9, urls, 0), natcdStatus_InvalidArg);
+
   ASSERT_OK(natcdMember_Remove(&r, g_client, n9));
   assert_int_equal(r->n_members, 1);
   assert_null(_find(r, "n9"));

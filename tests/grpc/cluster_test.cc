@@ -350,5 +350,59 @@ TEST_F(GrpcClusterTest, MemberAddPromoteRemove) {
   EXPECT_EQ(Run({"member", "list"}, endpoints_["n1"]).out.find(id), std::string::npos);
 }
 
+// etcd's MemberUpdate through a follower, kept over a restart of the whole
+// cluster and listed by two members in turn; etcd's refusal of a URL in use.
+TEST_F(GrpcClusterTest, MemberUpdateReachesEveryMemberAndSurvivesRestarts) {
+  CommandResult r = Run({"member", "list"}, endpoints_["n1"]);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("([0-9a-f]+), started, n2, "))) << r.out;
+  const std::string n2 = m[1];
+  const std::string follower = AFollower();
+  ASSERT_FALSE(follower.empty());
+  r = Run({"member", "update", n2, "--peer-urls=http://10.0.0.2:2380,http://n2:2380"},
+          endpoints_[follower]);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(
+      std::regex_match(r.out, std::regex("Member +" + n2 + " updated in cluster +[0-9a-f]+\n")))
+      << r.out;
+  const std::string listed = ", started, n2, http://10.0.0.2:2380,http://n2:2380, ";
+  EXPECT_NE(Run({"member", "list"}, endpoints_["n3"]).out.find(n2 + listed), std::string::npos);
+  r = Run({"member", "list"}, endpoints_["n1"]);
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("([0-9a-f]+), started, n3, "))) << r.out;
+  r = Run({"member", "update", m[1], "--peer-urls=http://n2:2380"}, endpoints_["n3"]);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("etcdserver: Peer URLs already exists"), std::string::npos) << r.err;
+
+  // The whole cluster restarts (ports change: the newest in each log).
+  for (const std::string name : kNames) members_[name]->Stop();
+  for (const std::string name : kNames) {
+    ASSERT_TRUE(members_[name]->Start());
+    const std::string log = members_[name]->Log();
+    const std::regex api("etcd API on https?://([0-9.:]+)");
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), api); it != std::sregex_iterator();
+         ++it) {
+      endpoints_[name] = (*it)[1];
+    }
+  }
+  // MemberList is the leader's answer: listed by the leader (its own
+  // state), then by the next once the first is killed (a second member's).
+  for (int round = 0; round < 2; round++) {
+    std::string leader;
+    ASSERT_TRUE(Eventually([&] { return !(leader = Leader()).empty(); })) << "no leader";
+    EXPECT_TRUE(Eventually([&] {
+      return Run({"member", "list"}, endpoints_[leader]).out.find(n2 + listed) != std::string::npos;
+    })) << leader
+        << " lists:\n"
+        << Run({"member", "list"}, endpoints_[leader]).out;
+    if (round == 0) {
+      members_[leader]->Kill();
+      ASSERT_TRUE(Eventually([&] {
+        const std::string next = Leader();
+        return !next.empty() && next != leader;
+      })) << "no new leader";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace natcd::testing

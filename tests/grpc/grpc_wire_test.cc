@@ -89,6 +89,65 @@ TEST_F(GrpcWireTest, EtcdsCodesAndMessages) {
   EXPECT_EQ(s.error_message(), "etcdserver: requested lease not found");
 }
 
+// etcd's Cluster/MemberUpdate: the header and every member in the reply,
+// etcd's codes and messages for an unknown member and a URL in use.
+TEST_F(GrpcWireTest, MemberUpdateAnswersAsEtcd) {
+  auto update = [&](uint64_t id, std::vector<std::string> urls, std::string* out) {
+    std::vector<char*> ptrs;
+    for (std::string& url : urls) ptrs.push_back(url.data());
+    Natcd__V1__MemberUpdateRequest r;
+    natcd__v1__member_update_request__init(&r);
+    r.id = id;
+    r.n_peerurls = ptrs.size();
+    r.peerurls = ptrs.data();
+    return Unary("/etcdserverpb.Cluster/MemberUpdate", Pack(&r.base), out);
+  };
+  grpc::Status s = update(0x1234, {"http://x:2380"}, nullptr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "etcdserver: member not found");
+  // A learner beside this member (it commits without running).
+  char url[] = "http://n9:2380";
+  char* urls[] = {url};
+  Natcd__V1__MemberAddRequest add;
+  natcd__v1__member_add_request__init(&add);
+  add.n_peerurls = 1;
+  add.peerurls = urls;
+  add.islearner = true;
+  std::string out;
+  ASSERT_TRUE(Unary("/etcdserverpb.Cluster/MemberAdd", Pack(&add.base), &out).ok());
+  auto* added = natcd__v1__member_add_response__unpack(
+      nullptr, out.size(), reinterpret_cast<const uint8_t*>(out.data()));
+  ASSERT_NE(added, nullptr);
+  const uint64_t n9 = added->member->id;
+  natcd__v1__member_add_response__free_unpacked(added, nullptr);
+
+  s = update(n9, {"http://10.0.0.9:2380", "http://n9:2380"}, &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  auto* updated = natcd__v1__member_update_response__unpack(
+      nullptr, out.size(), reinterpret_cast<const uint8_t*>(out.data()));
+  ASSERT_NE(updated, nullptr);
+  ASSERT_NE(updated->header, nullptr);
+  EXPECT_NE(updated->header->cluster_id, 0u);
+  EXPECT_NE(updated->header->member_id, 0u);
+  ASSERT_EQ(updated->n_members, 2u);
+  const Natcd__V1__Member* m = updated->members[1];
+  EXPECT_EQ(m->id, n9);
+  ASSERT_EQ(m->n_peerurls, 2u);
+  EXPECT_STREQ(m->peerurls[0], "http://10.0.0.9:2380");
+  EXPECT_STREQ(m->peerurls[1], "http://n9:2380");
+  const uint64_t self = updated->members[0]->id;
+  natcd__v1__member_update_response__free_unpacked(updated, nullptr);
+
+  s = update(self, {"http://n9:2380"}, nullptr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), "etcdserver: Peer URLs already exists");
+
+  Natcd__V1__MemberRemoveRequest remove;
+  natcd__v1__member_remove_request__init(&remove);
+  remove.id = n9;
+  EXPECT_TRUE(Unary("/etcdserverpb.Cluster/MemberRemove", Pack(&remove.base), nullptr).ok());
+}
+
 TEST_F(GrpcWireTest, HealthCheck) {
   std::string out;
   grpc::Status s = Unary("/grpc.health.v1.Health/Check", "", &out);

@@ -30,6 +30,38 @@ TEST_F(NatcdctlTest, MemberAddPromoteRemove) {
   EXPECT_NE(Ctl({"member", "remove", "zz"}).code, 0) << "not a hex ID";
 }
 
+TEST_F(NatcdctlTest, MemberUpdateSetsPeerUrlsAsEtcdctl) {
+  CtlResult added = Ctl({"member", "add", "n9", "--learner"});
+  ASSERT_EQ(added.code, 0) << added.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(added.out, m, std::regex("^Member ([0-9a-f]+) added")));
+  const std::string id = m[1];
+  CtlResult updated =
+      Ctl({"member", "update", id, "--peer-urls=http://n9:2380,http://10.0.0.9:2380"});
+  ASSERT_EQ(updated.code, 0) << updated.err;
+  EXPECT_TRUE(
+      std::regex_match(updated.out, std::regex("Member " + id + " updated in cluster [0-9a-f]+\n")))
+      << updated.out;
+  CtlResult listed = Ctl({"member", "list"});
+  EXPECT_NE(listed.out.find(id + ", started, n9, http://n9:2380,http://10.0.0.9:2380, , true\n"),
+            std::string::npos)
+      << listed.out;
+  // etcd's refusals and etcdctl's argument checks.
+  const std::string list = Ctl({"member", "list"}).out;
+  const std::string self = list.substr(0, list.find(','));
+  CtlResult taken = Ctl({"member", "update", self, "--peer-urls", "http://10.0.0.9:2380"});
+  EXPECT_NE(taken.code, 0);
+  EXPECT_NE(taken.err.find("etcdserver: Peer URLs already exists"), std::string::npos) << taken.err;
+  CtlResult unknown = Ctl({"member", "update", "1234", "--peer-urls", "http://x:2380"});
+  EXPECT_NE(unknown.code, 0);
+  EXPECT_NE(unknown.err.find("etcdserver: member not found"), std::string::npos) << unknown.err;
+  CtlResult none = Ctl({"member", "update", id});
+  EXPECT_NE(none.code, 0);
+  EXPECT_NE(none.err.find("member peer urls not provided"), std::string::npos) << none.err;
+  // The suite's member is shared: the learner goes again.
+  EXPECT_EQ(Ctl({"member", "remove", id}).code, 0);
+}
+
 TEST_F(NatcdctlTest, EndpointStatusAndMemberList) {
   CtlResult status = Ctl({"endpoint", "status"});
   EXPECT_EQ(status.code, 0) << status.err;

@@ -161,6 +161,28 @@ TEST_F(DurableRaftStorageTest, MemberNamesSurviveReopenOnceCommitted) {
             (std::map<NodeId, std::string>{{7, "seven"}, {0x9bd11c00c67a714cull, "n1"}}));
 }
 
+// DO NOT CHANGE: persisted. Peer URLs (etcd's MemberUpdate) in rows
+// "member-peer-urls/<16 hex digits>", one URL a line, beside the client
+// URLs' "member-urls/" rows; each list survives a reopen apart.
+TEST_F(DurableRaftStorageTest, MemberUrlsSurviveReopenInTheirPinnedRows) {
+  Open();
+  ASSERT_OK(storage_->SetMemberClientUrls(7, {"http://127.0.0.1:2379"}));
+  ASSERT_OK(storage_->SetMemberPeerUrls(7, {"http://n7:2380", "https://10.0.0.7:2380"}));
+  ASSERT_OK(storage_->SetMemberPeerUrls(0x9bd11c00c67a714cull, {"http://n1:2380"}));
+  Commit();
+  EXPECT_EQ(Hex("SELECT hex(value) FROM raft_state WHERE name = "
+                "'member-peer-urls/0000000000000007'"),
+            "687474703A2F2F6E373A323338300A68747470733A2F2F31302E302E302E373A323338300A");
+  EXPECT_EQ(Count("SELECT count(*) FROM raft_state WHERE name = "
+                  "'member-peer-urls/9bd11c00c67a714c'"),
+            1);
+  Open();
+  using Urls = std::map<NodeId, std::vector<std::string>>;
+  EXPECT_EQ(storage_->member_peer_urls(), (Urls{{7, {"http://n7:2380", "https://10.0.0.7:2380"}},
+                                                {0x9bd11c00c67a714cull, {"http://n1:2380"}}}));
+  EXPECT_EQ(storage_->member_client_urls(), (Urls{{7, {"http://127.0.0.1:2379"}}}));
+}
+
 TEST_F(DurableRaftStorageTest, SnapshotCompactsAndSurvivesReopen) {
   Open();
   std::vector<Entry> entries;

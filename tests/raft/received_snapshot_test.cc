@@ -56,6 +56,7 @@ class ReceivedSnapshotTest : public ::testing::Test {
     }
     ASSERT_OK(storage.value()->SetHardState(HardState{kLeaderTerm, kLeader, kApplied}));
     ASSERT_OK(storage.value()->MarkBootedOverExistingData());
+    ASSERT_OK(storage.value()->SetMemberPeerUrls(3, {"http://n3:2380"}));
     ASSERT_OK(engine.value()->Commit());
     Result<uint64_t> applied = WriteDatabaseSnapshot(db, copy_);
     ASSERT_TRUE(applied.ok()) << applied.status().ToString();
@@ -113,6 +114,8 @@ TEST_F(ReceivedSnapshotTest, BecomesTheMembersDatabase) {
   EXPECT_EQ(storage_->InitialHardState(), (HardState{7, 3, kApplied}));
   EXPECT_FALSE(storage_->booted_over_existing_data());
   EXPECT_FALSE(storage_->migrated());
+  // The leader's membership rows come with it (a MemberUpdate's peer URLs).
+  EXPECT_EQ(storage_->member_peer_urls().at(3), std::vector<std::string>{"http://n3:2380"});
 
   EXPECT_EQ(engine_->applied_index(), kApplied);
   EXPECT_EQ(engine_->key_count(), kApplied);

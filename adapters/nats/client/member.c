@@ -84,6 +84,9 @@ static natcdStatus _members(natcdMemberResponse** resp, natcdClient* client, con
     } else if (desc == &natcd__v1__member_remove_response__descriptor) {
       const Natcd__V1__MemberRemoveResponse* m = (const Natcd__V1__MemberRemoveResponse*)reply;
       r = (_memberReply){m->header, m->members, m->n_members, NULL};
+    } else if (desc == &natcd__v1__member_update_response__descriptor) {
+      const Natcd__V1__MemberUpdateResponse* m = (const Natcd__V1__MemberUpdateResponse*)reply;
+      r = (_memberReply){m->header, m->members, m->n_members, NULL};
     } else {
       const Natcd__V1__MemberPromoteResponse* m = (const Natcd__V1__MemberPromoteResponse*)reply;
       r = (_memberReply){m->header, m->members, m->n_members, NULL};
@@ -135,6 +138,21 @@ natcdStatus natcdMember_Promote(natcdMemberResponse** resp, natcdClient* client,
   const _requestOpts o = _changeOpts(client);
   return _members(resp, client, "cluster.member.promote", &req.base,
                   &natcd__v1__member_promote_response__descriptor, &o);
+}
+
+natcdStatus natcdMember_Update(natcdMemberResponse** resp, natcdClient* client, uint64_t id,
+                               const char** peer_urls, size_t n_peer_urls) {
+  NATCD_CHECK_ARG(client != NULL);
+  NATCD_CHECK_ARG(peer_urls != NULL && n_peer_urls > 0);
+  for (size_t i = 0; i < n_peer_urls; i++) NATCD_CHECK_ARG(peer_urls[i] != NULL);
+  Natcd__V1__MemberUpdateRequest req;
+  natcd__v1__member_update_request__init(&req);
+  req.id = id;
+  req.peerurls = (char**)peer_urls;
+  req.n_peerurls = n_peer_urls;
+  const _requestOpts o = _changeOpts(client);
+  return _members(resp, client, "cluster.member.update", &req.base,
+                  &natcd__v1__member_update_response__descriptor, &o);
 }
 
 void natcdMemberResponse_Destroy(natcdMemberResponse* resp) { _standaloneDestroy(resp); }

@@ -37,6 +37,7 @@ enum class EndpointKind {
   kMemberAdd,
   kMemberRemove,
   kMemberPromote,
+  kMemberUpdate,
   kSnapshot,  // P.maint.snapshot: an online backup, chunk by chunk
   kAlarm,     // P.maint.alarm
 };

@@ -22,9 +22,15 @@ std::vector<server::MemberInfo> MembersFromProto(size_t n, Natcd__V1__Member* co
     server::MemberInfo m{members[i]->id,
                          members[i]->name ? members[i]->name : "",
                          static_cast<bool>(members[i]->islearner),
+                         {},
                          {}};
     for (size_t k = 0; k < members[i]->n_clienturls; ++k) {
       m.client_urls.emplace_back(members[i]->clienturls[k]);
+    }
+    // The forwarding member lists them as they came (the leader's Raft
+    // subject for a member without URLs of its own is the same there).
+    for (size_t k = 0; k < members[i]->n_peerurls; ++k) {
+      m.peer_urls.emplace_back(members[i]->peerurls[k]);
     }
     out.push_back(std::move(m));
   }
@@ -60,7 +66,7 @@ Result<server::Response> DecodeEngine(const ProtobufCMessageDescriptor* descript
                                [](const Proto& in, Engine* out) { return FromProto(in, out); });
 }
 
-// Member remove and promote answer the same fields.
+// Member remove, promote and update answer the same fields.
 template <typename Proto>
 Result<server::Response> DecodeMembership(const ProtobufCMessageDescriptor* descriptor,
                                           std::string_view body, uint64_t* raft_term) {
@@ -140,6 +146,15 @@ WireRequest EncodeWireRequest(const server::RequestPayload& payload) {
           natcd__v1__member_promote_request__init(&m);
           m.id = r.id;
           return Packed(K::kMemberPromote, "cluster.member.promote", &m.base);
+        } else if constexpr (std::is_same_v<T, server::MemberUpdateRequest>) {
+          Natcd__V1__MemberUpdateRequest m;
+          natcd__v1__member_update_request__init(&m);
+          m.id = r.id;
+          std::vector<char*> urls;
+          for (const std::string& url : r.peer_urls) urls.push_back(const_cast<char*>(url.c_str()));
+          m.n_peerurls = urls.size();
+          m.peerurls = urls.data();
+          return Packed(K::kMemberUpdate, "cluster.member.update", &m.base);
         } else if constexpr (std::is_same_v<T, HashKVRequest>) {
           Natcd__V1__HashKVRequest m;
           natcd__v1__hash_kvrequest__init(&m);
@@ -250,6 +265,9 @@ Result<server::Response> DecodeWireResponse(const server::RequestPayload& asked,
         } else if constexpr (std::is_same_v<T, server::MemberPromoteRequest>) {
           return DecodeMembership<Natcd__V1__MemberPromoteResponse>(
               &natcd__v1__member_promote_response__descriptor, body, raft_term);
+        } else if constexpr (std::is_same_v<T, server::MemberUpdateRequest>) {
+          return DecodeMembership<Natcd__V1__MemberUpdateResponse>(
+              &natcd__v1__member_update_response__descriptor, body, raft_term);
         } else if constexpr (std::is_same_v<T, HashKVRequest>) {
           return Decode<HashKVResponse, Natcd__V1__HashKVResponse>(
               &natcd__v1__hash_kvresponse__descriptor, body, raft_term,

@@ -102,6 +102,12 @@ Result<server::RequestPayload> ToPayload(EndpointKind kind, const ProtobufCMessa
     case EndpointKind::kMemberPromote:
       return server::RequestPayload(server::MemberPromoteRequest{
           reinterpret_cast<const Natcd__V1__MemberPromoteRequest*>(body)->id});
+    case EndpointKind::kMemberUpdate: {
+      auto* in = reinterpret_cast<const Natcd__V1__MemberUpdateRequest*>(body);
+      server::MemberUpdateRequest update{in->id, {}};
+      for (size_t i = 0; i < in->n_peerurls; i++) update.peer_urls.emplace_back(in->peerurls[i]);
+      return server::RequestPayload(std::move(update));
+    }
     default:
       return Status::Internal("not a member request");
   }

@@ -42,6 +42,7 @@ bool LeaderOnlyKind(EndpointKind kind) {
     case EndpointKind::kMemberAdd:
     case EndpointKind::kMemberRemove:
     case EndpointKind::kMemberPromote:
+    case EndpointKind::kMemberUpdate:
       return true;
     default:
       return false;
@@ -151,6 +152,8 @@ NatsFrontEnd::NatsFrontEnd(natsConnection* nc, natsConnection* buffered_nc,
               &natcd__v1__member_remove_request__descriptor);
   AddEndpoint("member_promote", "cluster.member.promote", true, K::kMemberPromote,
               &natcd__v1__member_promote_request__descriptor);
+  AddEndpoint("member_update", "cluster.member.update", true, K::kMemberUpdate,
+              &natcd__v1__member_update_request__descriptor);
   AddEndpoint("maint_snapshot", "maint.snapshot", true, K::kSnapshot,
               &natcd__v1__snapshot_request__descriptor);
 }

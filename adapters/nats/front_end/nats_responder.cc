@@ -1,5 +1,6 @@
 #include "adapters/nats/front_end/nats_responder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -26,9 +27,14 @@ Natcd__V1__Member** MembersProto(const std::vector<server::MemberInfo>& members,
     Natcd__V1__Member* m = arena->New(natcd__v1__member__init);
     m->id = members[i].id;
     m->name = Keep(arena, members[i].name);
-    char** urls = arena->Array<char>(1);
-    urls[0] = Keep(arena, RaftSubject(context.prefix, context.cluster_name, members[i].id));
-    m->n_peerurls = 1;
+    // The URLs a MemberUpdate set, else where its peers reach it.
+    const std::vector<std::string>& peer = members[i].peer_urls;
+    char** urls = arena->Array<char>(std::max<size_t>(1, peer.size()));
+    if (peer.empty()) {
+      urls[0] = Keep(arena, RaftSubject(context.prefix, context.cluster_name, members[i].id));
+    }
+    for (size_t k = 0; k < peer.size(); k++) urls[k] = Keep(arena, peer[k]);
+    m->n_peerurls = std::max<size_t>(1, peer.size());
     m->peerurls = urls;
     char** client = arena->Array<char>(members[i].client_urls.size());
     for (size_t k = 0; k < members[i].client_urls.size(); k++) {
@@ -99,7 +105,7 @@ std::string EncodeResponse(const server::Response& response, const ReplyContext&
           }
           return &m->base;
         } else if constexpr (std::is_same_v<T, server::MembershipResponse>) {
-          // Remove and promote answer alike (the same fields).
+          // Remove, promote and update answer alike (the same fields).
           auto* m = arena.New(natcd__v1__member_remove_response__init);
           m->header = ToProto(r.header, info, &arena);
           m->members = MembersProto(r.members, context, &m->n_members, &arena);

@@ -76,7 +76,7 @@ constexpr const char* kMemberAttributesGolden =
 LogCommand ExampleMemberAttributes() {
   LogCommand command;
   command.member_attributes =
-      MemberAttributes{0x0f6deb00dfd1a7fb, {"http://127.0.0.1:2379", "https://n1:2379"}};
+      MemberAttributes{0x0f6deb00dfd1a7fb, {"http://127.0.0.1:2379", "https://n1:2379"}, {}};
   command.origin_member = 0x0f6deb00dfd1a7fb;
   command.origin_seq = 7;
   return command;
@@ -94,11 +94,42 @@ TEST(LogCommand, MemberAttributesEncodeToTheirPinnedBytesAndBack) {
   EXPECT_EQ(out.origin_seq, 7u);
   // No URL at all (a member that stopped serving etcd's API) is a valid command.
   LogCommand none;
-  none.member_attributes = MemberAttributes{5, {}};
+  none.member_attributes = MemberAttributes{5, {}, {}};
   ASSERT_TRUE(DecodeLogCommand(EncodeLogCommand(none), &out).ok());
   EXPECT_EQ(*out.member_attributes, *none.member_attributes);
   // A request that is not a MemberAttributesCommand is refused.
   EXPECT_FALSE(DecodeLogCommand(Unhex("080a1203ffffff"), &out).ok());
+}
+
+// DO NOT CHANGE: persisted. A MEMBER_ATTRIBUTES entry setting peer URLs
+// (etcd's MemberUpdate): peer_urls is field 3, `sets` (PEER_URLS = 1) field
+// 4. An entry without field 4 (every one before it) sets client URLs.
+constexpr const char* kMemberPeerUrlsGolden =
+    "080a123308f1c0fdf2d487cb8d0a1a0e687474703a2f2f6e323a323338301a1568747470733a2f2f31302e30"
+    "2e302e323a32333830200118fbcfc6fe8de0fab60f2009";
+
+TEST(LogCommand, PeerUrlsEncodeToTheirPinnedBytesAndBack) {
+  LogCommand command;
+  MemberAttributes a;
+  a.member_id = 0x0a1b2c3d4e5f6071;
+  a.peer_urls = {"http://n2:2380", "https://10.0.0.2:2380"};
+  a.sets = MemberAttribute::kPeerUrls;
+  command.member_attributes = a;
+  command.origin_member = 0x0f6deb00dfd1a7fb;
+  command.origin_seq = 9;
+  EXPECT_EQ(Hex(EncodeLogCommand(command)), kMemberPeerUrlsGolden);
+  LogCommand out;
+  ASSERT_TRUE(DecodeLogCommand(Unhex(kMemberPeerUrlsGolden), &out).ok());
+  ASSERT_TRUE(out.member_attributes.has_value());
+  EXPECT_EQ(*out.member_attributes, a);
+  EXPECT_EQ(out.origin_seq, 9u);
+  // The client URL entries written before peer URLs still set client URLs.
+  ASSERT_TRUE(DecodeLogCommand(Unhex(kMemberAttributesGolden), &out).ok());
+  EXPECT_EQ(out.member_attributes->sets, MemberAttribute::kClientUrls);
+  EXPECT_TRUE(out.member_attributes->peer_urls.empty());
+  // An attribute natcd does not know is refused, not taken for another.
+  EXPECT_EQ(DecodeLogCommand(Unhex("080a120408052002"), &out).message(),
+            "unknown member attribute 2");
 }
 
 // DO NOT CHANGE: persisted. The auth revision a write was checked at

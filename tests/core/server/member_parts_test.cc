@@ -179,6 +179,29 @@ TEST(MembershipTest, NamesAndHistory) {
   EXPECT_EQ(m.history().rbegin()->first, 39u);
 }
 
+// etcd's checks of a ConfChangeUpdateNode (membership.ValidateConfigurationChange).
+TEST(MembershipTest, PeerUrlsAreCheckedAndListedAsEtcd) {
+  Membership m;
+  raft::ConfState cs;
+  cs.voters = {1, 2};
+  cs.learners = {3};
+  EXPECT_TRUE(m.CheckPeerUrls(3, {"http://n3:2380"}, cs).ok()) << "a learner too";
+  m.SetPeerUrls(2, {"http://n2:2380", "http://10.0.0.2:2380"});
+  m.SetPeerUrls(9, {"http://gone:2380"});  // a member removed since
+  EXPECT_EQ(m.CheckPeerUrls(99, {"http://x:2380"}, cs).code(), Status::Code::kNotFound);
+  EXPECT_EQ(m.CheckPeerUrls(99, {"http://x:2380"}, cs).message(), "etcdserver: member not found");
+  const Status taken = m.CheckPeerUrls(1, {"http://n1:2380", "http://10.0.0.2:2380"}, cs);
+  EXPECT_EQ(taken.name(), "ErrPeerURLExist");
+  EXPECT_EQ(taken.message(), "etcdserver: Peer URLs already exists");
+  EXPECT_TRUE(m.CheckPeerUrls(2, {"http://10.0.0.2:2380"}, cs).ok()) << "its own URLs";
+  EXPECT_TRUE(m.CheckPeerUrls(1, {"http://gone:2380"}, cs).ok()) << "not a member any more";
+  const std::vector<MemberInfo> members = m.Members(cs);
+  ASSERT_EQ(members.size(), 3u);
+  EXPECT_TRUE(members[0].peer_urls.empty()) << "none set: the front end names its endpoint";
+  EXPECT_EQ(members[1].peer_urls,
+            (std::vector<std::string>{"http://n2:2380", "http://10.0.0.2:2380"}));
+}
+
 class FakeSink final : public EventSink {
  public:
   void Publish(std::shared_ptr<const std::vector<Event>> events) override {

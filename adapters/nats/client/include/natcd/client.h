@@ -943,6 +943,15 @@ natcdStatus natcdMember_Add(natcdMemberResponse** resp, natcdClient* client, con
 natcdStatus natcdMember_Remove(natcdMemberResponse** resp, natcdClient* client, uint64_t id);
 /** Makes a learner a voter once it has caught up. Not retried. */
 natcdStatus natcdMember_Promote(natcdMemberResponse** resp, natcdClient* client, uint64_t id);
+/**
+ * Sets a member's peer URLs (etcd's MemberUpdate; at least one), listed
+ * from then on instead of its Raft subject. natcdStatus_BadRequest with
+ * etcd's texts: "etcdserver: member not found" for an unknown ID,
+ * "etcdserver: Peer URLs already exists" for a URL another member has.
+ * Not retried.
+ */
+natcdStatus natcdMember_Update(natcdMemberResponse** resp, natcdClient* client, uint64_t id,
+                               const char** peer_urls, size_t n_peer_urls);
 
 /** NULL: no-op. */
 void natcdMemberResponse_Destroy(natcdMemberResponse* resp);
