@@ -1,15 +1,26 @@
 // Auth on a 3-member cluster over etcd's gRPC API: a change made through
 // any member (a follower proposes it too) is applied on every member, so
 // each member authenticates the users and checks the permissions, with
-// tokens of its own (etcd's simple tokens are per member).
+// tokens of its own (etcd's simple tokens are per member). The NATS server
+// runs with the accounts and permissions natcd ships
+// (config/nats-server-accounts.conf): members' forwards on P.fwd.* work,
+// and an application may not publish there.
+#include <filesystem>
 #include <map>
 
+#include "adapters/nats/natcd.pb-c.h"
 #include "grpc/etcdctl_fixture.h"
+#include "support/wire_client.h"
 
 namespace natcd::testing {
 namespace {
 
 constexpr const char* kNames[] = {"n1", "n2", "n3"};
+
+// server's URL with the config's credentials of `user`.
+std::string UrlAs(const NatsServer& server, const std::string& user) {
+  return "nats://" + user + "@127.0.0.1:" + std::to_string(server.port());
+}
 
 class GrpcAuthClusterTest : public ::testing::Test {
  protected:
@@ -18,7 +29,7 @@ class GrpcAuthClusterTest : public ::testing::Test {
     for (const std::string name : kNames) {
       dirs_[name] = std::make_unique<TempDir>();
       members_[name] = std::make_unique<NatcdProcess>(
-          server_.url(), dirs_[name]->path(),
+          UrlAs(server_, "natcd:natcd-secret"), dirs_[name]->path(),
           std::vector<std::string>{"--name", name, "--initial-cluster", "n1,n2,n3",
                                    "--heartbeat-interval", "50", "--election-timeout", "500",
                                    "--log-level", "warn", "--listen-client-urls",
@@ -58,7 +69,8 @@ class GrpcAuthClusterTest : public ::testing::Test {
     return false;
   }
 
-  NatsServer server_;
+  NatsServer server_{NatsServerOptions{
+      .extra_args = {"-c", std::filesystem::absolute("config/nats-server-accounts.conf")}}};
   TempDir scratch_;
   std::map<std::string, std::unique_ptr<TempDir>> dirs_;
   std::map<std::string, std::unique_ptr<NatcdProcess>> members_;
@@ -95,8 +107,31 @@ TEST_F(GrpcAuthClusterTest, ChangesThroughAnyMemberHoldOnEveryMember) {
                          "etcdserver: authentication failed, invalid user ID or password"))
         << name;
   }
+  // An application, as the accounts config lets it: the members' own
+  // subject is not its to publish on (no answer), and what it addresses to
+  // the leader (P.to.<leader>.*) is checked as any request.
+  WireClient app(UrlAs(server_, "app:app-secret"));
+  ASSERT_TRUE(app.connected());
+  Natcd__V1__StatusRequest status;
+  natcd__v1__status_request__init(&status);
+  auto answered = WireClient::Decode<Natcd__V1__StatusResponse>(
+      &natcd__v1__status_response__descriptor, app.Call("maint.status", &status.base));
+  ASSERT_NE(answered, nullptr);
+  char leader[17];
+  snprintf(leader, sizeof leader, "%016llx", static_cast<unsigned long long>(answered->leader));
+  Natcd__V1__PutRequest put;
+  natcd__v1__put_request__init(&put);
+  put.key = Bytes("/cfg/app");
+  std::string body(protobuf_c_message_get_packed_size(&put.base), '\0');
+  protobuf_c_message_pack(&put.base, reinterpret_cast<uint8_t*>(body.data()));
+  EXPECT_EQ(app.Raw(std::string("natcd.fwd.") + leader + ".kv.put", body, {}, 1000).code, -1);
+  WireReply direct = app.Raw(std::string("natcd.to.") + leader + ".kv.put", body);
+  EXPECT_EQ(direct.code, 400) << direct.error;
+  EXPECT_TRUE(Contains(direct.error, "permission denied: authentication is enabled"))
+      << direct.error;
   const std::string all =
       Output({"--user", "root:pw", "get", "/cfg/", "--prefix", "--keys-only"}, "n1");
+  EXPECT_FALSE(Contains(all, "/cfg/app")) << all;
   for (const std::string name : kNames) EXPECT_TRUE(Contains(all, "/cfg/" + name)) << all;
   EXPECT_TRUE(
       Contains(Output({"--user", "root:pw", "auth", "disable"}, "n1"), "Authentication Disabled"));

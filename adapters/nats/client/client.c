@@ -239,13 +239,14 @@ static uint64_t _responderId(const ProtobufCMessage* m) {
   return h != NULL ? h->member_id : 0;
 }
 
-// P.fwd.<member ID as 16 hex digits>.<suffix>: where a member takes the
-// requests addressed to it as the leader (docs/PROTOCOL.md, "Clusters").
+// P.to.<member ID as 16 hex digits>.<suffix>: where a member takes the
+// requests clients address to it as the leader (docs/PROTOCOL.md,
+// "Clusters"), checked as on P.<suffix>. (P.fwd.* is the members' own.)
 static char* _directSubject(natcdClient* c, uint64_t member, const char* suffix) {
-  size_t n = strlen(c->prefix) + strlen(".fwd.") + 16 + 1 + strlen(suffix) + 1;
+  size_t n = strlen(c->prefix) + strlen(".to.") + 16 + 1 + strlen(suffix) + 1;
   char* s = malloc(n);
   if (s != NULL) {
-    snprintf(s, n, "%s.fwd.%016llx.%s", c->prefix, (unsigned long long)member, suffix);
+    snprintf(s, n, "%s.to.%016llx.%s", c->prefix, (unsigned long long)member, suffix);
   }
   return s;
 }

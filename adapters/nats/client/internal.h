@@ -30,7 +30,7 @@ struct natcdClient {
   int64_t backoff_max_ms;
   // The member that answered the last write: the leader, as far as this
   // client knows (0: none known). Writes go to it directly, on
-  // P.fwd.<leader ID>.<suffix>, so that a leader that stopped answering
+  // P.to.<leader ID>.<suffix>, so that a leader that stopped answering
   // (paused, frozen, cut off) costs one attempt and not, as through the
   // queue group where it keeps its weighted subscriptions, most of them.
   _Atomic uint64_t leader_id;

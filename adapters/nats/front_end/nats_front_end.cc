@@ -198,16 +198,20 @@ Status NatsFrontEnd::Subscribe() {
   };
   for (auto& endpoint : endpoints_) {
     NATCD_RETURN_IF_ERROR(subscribe(endpoint->subject(), endpoint->queue_group(), endpoint.get()));
-    // Requests other members hand to this one as their leader, and what a
-    // client asks of this member by its ID (`endpoint status --cluster`,
-    // `endpoint hashkv --cluster`, `defrag --cluster`).
-    // A range too: clients send linearizable reads to the leader they
-    // know, as they send writes (any member serves one it is handed).
+    // Addressed to this member: on P.fwd.<it>, what other members hand to
+    // it as their leader (or ask of it: a hash); on P.to.<it>, what clients
+    // send to the leader they know (writes, linearizable reads) and ask of
+    // this member by its ID (`endpoint status --cluster`, `endpoint hashkv
+    // --cluster`, `defrag --cluster`). Two subjects so that only members'
+    // forwards skip the entry check (Receive).
     if (LeaderOnlyKind(endpoint->kind()) || PerMemberKind(endpoint->kind()) ||
         endpoint->kind() == EndpointKind::kRange) {
       std::string suffix(RequestSuffix(endpoint->subject(), options_.prefix));
-      NATCD_RETURN_IF_ERROR(subscribe(
-          ForwardPrefix(options_.prefix, reply_.header.member_id) + suffix, "", endpoint.get()));
+      for (const std::string& addressed :
+           {ForwardPrefix(options_.prefix, reply_.header.member_id),
+            DirectPrefix(options_.prefix, reply_.header.member_id)}) {
+        NATCD_RETURN_IF_ERROR(subscribe(addressed + suffix, "", endpoint.get()));
+      }
     }
   }
   for (const std::string& subject : DiscoverySubjects(options_.identity)) {
@@ -358,7 +362,8 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
   request->hops = responder->hops();
   // Forwarded by a member, which checked it: on P.fwd.<this member>.*
   // only (the Natcd-Forwarded header alone is anyone's to set; NATS
-  // permissions keep P.fwd.* and P.raft.* to the members).
+  // permissions keep P.fwd.* and P.raft.* to the members). What clients
+  // address to this member (P.to.<it>.*) is checked as on P.<suffix>.
   const std::string forwarded_prefix = ForwardPrefix(options_.prefix, reply_.header.member_id);
   const bool forwarded =
       strncmp(natsMsg_GetSubject(msg), forwarded_prefix.c_str(), forwarded_prefix.size()) == 0;
