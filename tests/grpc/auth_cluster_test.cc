@@ -1,7 +1,8 @@
 // Auth on a 3-member cluster over etcd's gRPC API: a change made through
 // any member (a follower proposes it too) is applied on every member, so
-// each member authenticates the users and checks the permissions, with
-// tokens of its own (etcd's simple tokens are per member). The NATS server
+// each member authenticates the users and checks the permissions; a token
+// is assigned by every member (Authenticate is a log entry, as etcd's), so
+// it works wherever a request lands. The NATS server
 // runs with the accounts and permissions natcd ships
 // (config/nats-server-accounts.conf): members' forwards on P.fwd.* work,
 // and an application may not publish there.
@@ -93,8 +94,8 @@ TEST_F(GrpcAuthClusterTest, ChangesThroughAnyMemberHoldOnEveryMember) {
   EXPECT_TRUE(Contains(Output({"user", "grant-role", "carol", "cfg"}, "n3"), "is granted"));
   EXPECT_TRUE(Contains(Output({"auth", "enable"}, "n3"), "Authentication Enabled"));
   for (const std::string name : kNames) {
-    // Enabled everywhere (applied on every member), each member's own
-    // token for carol, the same permissions.
+    // Enabled everywhere (applied on every member), a token for carol
+    // through each member, the same permissions.
     EXPECT_TRUE(Eventually([&] {
       return Contains(Output({"get", "/cfg/x"}, name), "etcdserver: user name is empty");
     })) << name;
@@ -129,9 +130,40 @@ TEST_F(GrpcAuthClusterTest, ChangesThroughAnyMemberHoldOnEveryMember) {
   EXPECT_EQ(direct.code, 400) << direct.error;
   EXPECT_TRUE(Contains(direct.error, "permission denied: authentication is enabled"))
       << direct.error;
+  // A token from P.auth.authenticate (issued through whichever member the
+  // queue group picked, assigned by every member at apply) works on every
+  // member: a put addressed to each, the followers forwarding it.
+  Natcd__V1__AuthenticateRequest login;
+  natcd__v1__authenticate_request__init(&login);
+  login.name = const_cast<char*>("carol");
+  login.password = const_cast<char*>("cpw");
+  auto token = WireClient::Decode<Natcd__V1__AuthenticateResponse>(
+      &natcd__v1__authenticate_response__descriptor, app.Call("auth.authenticate", &login.base));
+  ASSERT_NE(token, nullptr);
+  ASSERT_NE(std::string(token->token), "");
+  Natcd__V1__MemberListRequest list;
+  natcd__v1__member_list_request__init(&list);
+  auto members = WireClient::Decode<Natcd__V1__MemberListResponse>(
+      &natcd__v1__member_list_response__descriptor, app.Call("cluster.member.list", &list.base));
+  ASSERT_NE(members, nullptr);
+  ASSERT_EQ(members->n_members, 3u);
+  std::vector<std::string> written;
+  for (size_t i = 0; i < members->n_members; i++) {
+    char id[17];
+    snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(members->members[i]->id));
+    const std::string key = std::string("/cfg/token-") + id;
+    put.key = Bytes(key);
+    std::string signed_body(protobuf_c_message_get_packed_size(&put.base), '\0');
+    protobuf_c_message_pack(&put.base, reinterpret_cast<uint8_t*>(signed_body.data()));
+    WireReply at = app.Raw(std::string("natcd.to.") + id + ".kv.put", signed_body,
+                           {{"Natcd-Auth-Token", token->token}});
+    EXPECT_TRUE(at.ok()) << id << ": " << at.error;
+    written.push_back(key);
+  }
   const std::string all =
       Output({"--user", "root:pw", "get", "/cfg/", "--prefix", "--keys-only"}, "n1");
   EXPECT_FALSE(Contains(all, "/cfg/app")) << all;
+  for (const std::string& key : written) EXPECT_TRUE(Contains(all, key)) << all;
   for (const std::string name : kNames) EXPECT_TRUE(Contains(all, "/cfg/" + name)) << all;
   EXPECT_TRUE(
       Contains(Output({"--user", "root:pw", "auth", "disable"}, "n1"), "Authentication Disabled"));

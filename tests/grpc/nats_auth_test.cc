@@ -113,7 +113,12 @@ std::vector<CheckedRequest> RequestsThatNeedAUser(uint64_t member_id) {
 
 constexpr const char* kRefused = "permission denied: authentication is enabled";
 
-class NatsAuthTest : public EtcdctlTest {};
+// Tokens live 2 s since their last use here, so that one expires within
+// the test.
+class NatsAuthTest : public EtcdctlTest {
+ public:
+  static void SetUpTestSuite() { StartSuite({"--auth-token-ttl", "2"}); }
+};
 
 TEST_F(NatsAuthTest, NoClientSubjectServesARequestThatNeedsAUserUnchecked) {
   WireClient wire(server_->url());
@@ -177,6 +182,108 @@ TEST_F(NatsAuthTest, NoClientSubjectServesARequestThatNeedsAUserUnchecked) {
   EXPECT_FALSE(Contains(Run({"--user", "root:rootpw", "member", "list"}).out, "intruder"));
   EXPECT_TRUE(
       Contains(Run({"--user", "root:rootpw", "auth", "disable"}).out, "Authentication Disabled"));
+}
+
+// P.auth.authenticate's token, in the Natcd-Auth-Token header, is checked
+// as the gRPC API's: the user's permissions apply; the C client
+// authenticates with its options' user and authenticates again when its
+// token has expired.
+TEST_F(NatsAuthTest, ATokenFromPAuthAuthenticateIsCheckedAsOnGrpc) {
+  const std::vector<std::string> root = {"--user", "root:rootpw"};
+  auto as_root = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), root.begin(), root.end());
+    return Run(args).out;
+  };
+  (void)Run({"user", "add", "root:rootpw"});  // the first test added it already
+  ASSERT_TRUE(Contains(Run({"user", "add", "alice:alicepw"}).out, "User alice created"));
+  ASSERT_TRUE(Contains(Run({"role", "add", "tok"}).out, "Role tok created"));
+  ASSERT_TRUE(
+      Contains(Run({"role", "grant-permission", "tok", "readwrite", "/tok/", "--prefix=true"}).out,
+               "Role tok updated"));
+  ASSERT_TRUE(Contains(Run({"user", "grant-role", "alice", "tok"}).out, "is granted"));
+  ASSERT_TRUE(Contains(Run({"auth", "enable"}).out, "Authentication Enabled"));
+
+  WireClient wire(server_->url());
+  ASSERT_TRUE(wire.connected());
+  auto authenticate = [&](const char* name, const char* password) {
+    Natcd__V1__AuthenticateRequest in;
+    natcd__v1__authenticate_request__init(&in);
+    in.name = const_cast<char*>(name);
+    in.password = const_cast<char*>(password);
+    return wire.Call("auth.authenticate", &in.base);
+  };
+  WireReply wrong = authenticate("alice", "nope");
+  EXPECT_EQ(wrong.code, 400);
+  EXPECT_TRUE(
+      Contains(wrong.error, "etcdserver: authentication failed, invalid user ID or password"))
+      << wrong.error;
+  WireReply ok = authenticate("alice", "alicepw");
+  ASSERT_TRUE(ok.ok()) << ok.error;
+  auto answered = WireClient::Decode<Natcd__V1__AuthenticateResponse>(
+      &natcd__v1__authenticate_response__descriptor, ok);
+  ASSERT_NE(answered, nullptr);
+  const std::string token = answered->token;
+  EXPECT_EQ(token.find('.'), 16u) << token;  // etcd's "<16 letters>.<index>"
+
+  auto put = [&](const char* key, const std::string& with_token) {
+    Natcd__V1__PutRequest in;
+    natcd__v1__put_request__init(&in);
+    in.key = Bytes(key);
+    in.value = Bytes("v");
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (!with_token.empty()) headers.push_back({"Natcd-Auth-Token", with_token});
+    return wire.Raw(wire.Subject("kv.put"), Pack(&in.base), headers);
+  };
+  EXPECT_TRUE(put("/tok/a", token).ok());
+  EXPECT_TRUE(Contains(put("/other", token).error, "etcdserver: permission denied"));
+  EXPECT_TRUE(Contains(put("/tok/a", "").error, kRefused));
+  EXPECT_TRUE(
+      Contains(put("/tok/a", "abcdefghijklmnop.1").error, "etcdserver: invalid auth token"));
+  // A watch is checked too.
+  Natcd__V1__WatchCreateRequest watch;
+  natcd__v1__watch_create_request__init(&watch);
+  watch.key = Bytes("/tok/a");
+  watch.deliver_subject = const_cast<char*>("_INBOX.tok.watch");
+  WireReply created =
+      wire.Raw(wire.Subject("watch.create"), Pack(&watch.base), {{"Natcd-Auth-Token", token}});
+  EXPECT_TRUE(created.ok()) << created.error;
+  watch.key = Bytes("/other");
+  EXPECT_TRUE(Contains(
+      wire.Raw(wire.Subject("watch.create"), Pack(&watch.base), {{"Natcd-Auth-Token", token}})
+          .error,
+      "etcdserver: permission denied"));
+
+  // The C client, as alice.
+  natcdClientOptions opts;
+  natcdClientOptions_Init(&opts);
+  opts.user = "alice";
+  opts.password = "nope";
+  natcdClient* c = nullptr;
+  natcdError error;
+  EXPECT_NE(natcdClient_Connect(&c, server_->url().c_str(), &opts), natcdStatus_OK);
+  natcd_GetLastError(&error);
+  EXPECT_TRUE(Contains(error.text, "authentication failed")) << error.text;
+  opts.password = "alicepw";
+  ASSERT_EQ(natcdClient_Connect(&c, server_->url().c_str(), &opts), natcdStatus_OK);
+  natcdPutResponse* written = nullptr;
+  ASSERT_EQ(natcdKV_Put(&written, c, "/tok/c", 6, "1", 1, nullptr), natcdStatus_OK);
+  natcdPutResponse_Destroy(written);
+  natcdRangeResponse* range = nullptr;
+  ASSERT_EQ(natcdKV_Get(&range, c, "/tok/c", 6, nullptr), natcdStatus_OK);  // to the leader
+  EXPECT_EQ(range->count, 1);
+  natcdRangeResponse_Destroy(range);
+  EXPECT_EQ(natcdKV_Put(&written, c, "/other", 6, "1", 1, nullptr), natcdStatus_BadRequest);
+  // Unused for longer than the TTL (2 s), the tokens expire: the raw one is
+  // refused, and the C client authenticates again by itself.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_TRUE(Contains(put("/tok/a", token).error, "etcdserver: invalid auth token"));
+  ASSERT_EQ(natcdKV_Put(&written, c, "/tok/d", 6, "1", 1, nullptr), natcdStatus_OK);
+  natcdPutResponse_Destroy(written);
+  natcdClient_Destroy(c);
+
+  const std::string keys = as_root({"get", "/", "--prefix", "--keys-only"});
+  EXPECT_FALSE(Contains(keys, "/other")) << keys;
+  EXPECT_TRUE(Contains(as_root({"auth", "disable"}), "Authentication Disabled"));
 }
 
 // --nats-trusted: the NATS account's permissions guard the subjects, so

@@ -37,8 +37,9 @@ enum class EndpointKind {
   kMemberAdd,
   kMemberRemove,
   kMemberPromote,
-  kSnapshot,  // P.maint.snapshot: an online backup, chunk by chunk
-  kAlarm,     // P.maint.alarm
+  kSnapshot,      // P.maint.snapshot: an online backup, chunk by chunk
+  kAlarm,         // P.maint.alarm
+  kAuthenticate,  // P.auth.authenticate: etcd's Authenticate
 };
 
 struct EndpointStats {

@@ -11,6 +11,7 @@
 #include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/front_end/subscription_drain.h"
 #include "adapters/nats/peer/raft_transport.h"
+#include "auth/password.h"
 
 namespace natcd::nats {
 namespace {
@@ -72,6 +73,29 @@ bool WeightedKind(EndpointKind kind) {
     default:
       return false;
   }
+}
+
+// etcd's Authenticate: the password is checked here, on the NATS thread
+// (a bcrypt would stall the member's turn for 0.1 s), against the user's
+// hash as last applied, and the hash it matched is sent (empty: none); the
+// member issues a token only while that is still the user's hash.
+server::RequestPayload AuthenticatePayload(const server::Member& member,
+                                           const Natcd__V1__AuthenticateRequest& in) {
+  server::AuthRequest r;
+  r.op = server::AuthOp::kAuthenticate;
+  r.user = in.name != nullptr ? in.name : "";
+  std::optional<std::string> hash = member.PasswordHash(r.user);
+  if (hash && auth::CheckPassword(in.password != nullptr ? in.password : "", *hash)) {
+    r.password_hash = *hash;
+  }
+  return server::RequestPayload(std::move(r));
+}
+
+// The Natcd-Auth-Token header's value ("" without one).
+std::string AuthToken(natsMsg* msg) {
+  const char* value = nullptr;
+  if (natsMsgHeader_Get(msg, kAuthTokenHeader, &value) != NATS_OK || value == nullptr) return "";
+  return value;
 }
 
 // A subject a client may publish to: non-empty tokens, no wildcards, no
@@ -153,6 +177,8 @@ NatsFrontEnd::NatsFrontEnd(natsConnection* nc, natsConnection* buffered_nc,
               &natcd__v1__member_promote_request__descriptor);
   AddEndpoint("maint_snapshot", "maint.snapshot", true, K::kSnapshot,
               &natcd__v1__snapshot_request__descriptor);
+  AddEndpoint("auth_authenticate", "auth.authenticate", true, K::kAuthenticate,
+              &natcd__v1__authenticate_request__descriptor);
 }
 
 NatsFrontEnd::~NatsFrontEnd() {
@@ -296,10 +322,11 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
     case EndpointKind::kWatchCreate: {
       auto shared_body = std::make_shared<UniqueMessage>(std::move(body));
       std::shared_ptr<NatsResponder> r(responder.release());
-      member_->RunOnMemberThread([this, r, shared_body, json](Engine& engine) {
-        on_member_thread_.AssertHeld();
-        CreateWatch(engine, *r, *shared_body, json);
-      });
+      member_->RunOnMemberThread(
+          [this, r, shared_body, json, token = AuthToken(msg)](Engine& engine) {
+            on_member_thread_.AssertHeld();
+            CreateWatch(engine, *r, *shared_body, json, token);
+          });
       return;
     }
     case EndpointKind::kWatchCancel: {
@@ -348,7 +375,11 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
     default:
       break;
   }
-  Result<server::RequestPayload> payload = ToPayload(endpoint->kind(), body.get(), hex_lease_id);
+  Result<server::RequestPayload> payload =
+      endpoint->kind() == EndpointKind::kAuthenticate
+          ? AuthenticatePayload(
+                *member_, *reinterpret_cast<const Natcd__V1__AuthenticateRequest*>(body.get()))
+          : ToPayload(endpoint->kind(), body.get(), hex_lease_id);
   if (!payload.ok()) {
     responder->RespondStatus(payload.status());
     return;
@@ -367,8 +398,9 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
   const std::string forwarded_prefix = ForwardPrefix(options_.prefix, reply_.header.member_id);
   const bool forwarded =
       strncmp(natsMsg_GetSubject(msg), forwarded_prefix.c_str(), forwarded_prefix.size()) == 0;
+  request->token = AuthToken(msg);
   request->auth_checked = options_.auth_trusted || forwarded;
-  request->tokenless = !request->auth_checked;
+  request->tokenless = !request->auth_checked && request->token.empty();
   if (forwarded && natsMsgHeader_Get(msg, kAuthRevisionHeader, &value) == NATS_OK &&
       value != nullptr) {
     request->auth_revision = strtoull(value, nullptr, 10);
@@ -384,7 +416,7 @@ HeaderInfo NatsFrontEnd::Header() const {
 }
 
 void NatsFrontEnd::CreateWatch(Engine& engine, NatsResponder& responder, const UniqueMessage& body,
-                               bool json) {
+                               bool json, const std::string& token) {
   if (streams_ == nullptr) {
     responder.RespondStatus(Status::Unavailable("ErrStopped", "etcdserver: server stopped"));
     return;
@@ -398,7 +430,8 @@ void NatsFrontEnd::CreateWatch(Engine& engine, NatsResponder& responder, const U
                                 "deliver_subject must be a subject without wildcards");
   }
   if (s.ok()) {
-    s = member_->AuthorizeWatch("", options_.auth_trusted, !options_.auth_trusted, watch.key,
+    s = member_->AuthorizeWatch(token, options_.auth_trusted,
+                                !options_.auth_trusted && token.empty(), watch.key,
                                 watch.range_end);
   }
   if (!s.ok()) {

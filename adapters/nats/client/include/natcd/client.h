@@ -131,6 +131,14 @@ typedef struct natcdClientOptions {
   int64_t backoff_max_ms;
   /// natcdClient_Connect only: pause between reconnect attempts, ms. <= 0: 250.
   int64_t reconnect_wait_ms;
+  /// With auth enabled (etcdctl's --user): the user and its password, both
+  /// copied. The client authenticates when it is created (a wrong password
+  /// fails there), sends the token in every request's Natcd-Auth-Token
+  /// header, and authenticates once more when natcd answers "invalid auth
+  /// token" (expired, or natcd restarted) or "revision of auth store is
+  /// old". NULL: no user (every request tokenless).
+  const char* user;
+  const char* password;
 } natcdClientOptions;
 
 /** Sets every field of `opts` to its default. */
