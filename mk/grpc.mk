@@ -39,7 +39,8 @@ $(GRPC_LIB): $(GRPC_OBJS) $(GRPC_PB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 GRPC_TEST_SRCS := $(sort $(wildcard tests/grpc/*_test.cc)) tests/support/nats_server.cc \
-  tests/support/natcd_process.cc tests/support/tcp_proxy.cc tests/test_main.cc
+  tests/support/natcd_process.cc tests/support/tcp_proxy.cc tests/support/wire_client.cc \
+  tests/test_main.cc
 GRPC_TEST_OBJS := $(GRPC_TEST_SRCS:%.cc=$(BUILD)/obj/%.o)
 GRPC_TESTS := $(BUILD)/bin/grpc_tests
 
@@ -49,11 +50,13 @@ CHECK_TARGETS += check-grpc
 $(GRPC_TEST_OBJS): | $(NATS_PB_H) $(GRPC_PB_H)
 # std::regex trips g++ 12's maybe-uninitialized at -O1 (the sanitizer build), as natcdctl's tests.
 $(GRPC_TEST_OBJS): CXXFLAGS += $(GRPCXX_CFLAGS) -Wno-maybe-uninitialized
+# The NATS side of auth is tested with raw requests and the C client too.
+$(GRPC_TEST_OBJS): CXXFLAGS += $(CLIENT_INCLUDE)
 
-$(GRPC_TESTS): $(GRPC_TEST_OBJS) $(GRPC_LIB) $(NATS_LIB)
+$(GRPC_TESTS): $(GRPC_TEST_OBJS) $(GRPC_LIB) $(NATS_LIB) $(CLIENT_LIB)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -o $@ $(GRPC_TEST_OBJS) $(GRPC_LIB) $(NATS_LIB) $(CORE_LIB) -lgtest \
-	  $(GRPCXX_LIBS) $(NATS_LIBS) $(CORE_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $(GRPC_TEST_OBJS) $(GRPC_LIB) $(NATS_LIB) $(CLIENT_LIB) $(CORE_LIB) \
+	  -lgtest $(GRPCXX_LIBS) $(NATS_LIBS) $(CORE_LIBS) -lcrypto
 
 .PHONY: check-grpc
 check-grpc: $(GRPC_TESTS) $(NATCD_BIN) $(NATCDCTL_BIN)

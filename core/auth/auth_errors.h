@@ -73,9 +73,10 @@ inline Status ErrNoPasswordUser() {
 // error, which clients match.
 inline Status ErrTokenlessFrontEnd() {
   return AuthError("ErrPermissionDenied",
-                   "etcdserver: permission denied: authentication is enabled and this request "
-                   "came over NATS, which carries no auth token (use etcd's gRPC API, or declare "
-                   "the NATS side trusted: --nats-trusted)");
+                   "etcdserver: permission denied: authentication is enabled and this NATS "
+                   "request carries no auth token (authenticate on P.auth.authenticate and send "
+                   "the token in the Natcd-Auth-Token header, or declare the NATS side trusted: "
+                   "--nats-trusted)");
 }
 
 }  // namespace natcd::auth

@@ -260,6 +260,8 @@ Status AuthStore::Apply(const AuthChange& c) {
       NATCD_RETURN_IF_ERROR(PutRole(changed));
       return Bump();
     }
+    case K::kAuthenticate:
+      break;  // the member's tokens, not the store's state
   }
   return Status::InvalidArgument("ErrInvalidArgument", "unknown auth change");
 }

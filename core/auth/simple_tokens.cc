@@ -28,11 +28,11 @@ std::string RandomLetters(size_t n) {
 
 }  // namespace
 
-std::string SimpleTokens::Issue(const std::string& user, uint64_t index) {
-  std::string token;
-  do {
-    token = RandomLetters(kTokenLetters) + "." + std::to_string(index);
-  } while (tokens_.count(token) != 0);
+std::string SimpleTokens::NewPrefix() { return RandomLetters(kTokenLetters); }
+
+std::string SimpleTokens::Assign(const std::string& user, const std::string& prefix,
+                                 uint64_t index) {
+  std::string token = prefix + "." + std::to_string(index);
   tokens_[token] = Entry{user, clock_->MonotonicMs() + ttl_ms_};
   return token;
 }

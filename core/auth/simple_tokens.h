@@ -1,9 +1,10 @@
 // SimpleTokens: etcd's "simple" auth tokens (--auth-token simple): random
 // strings a member hands out on Authenticate and remembers, with the user
 // each stands for, for a TTL that every use renews (etcd's
-// simpleTokenTTLKeeper; --auth-token-ttl, 300 s by default). Tokens are
-// per member, as etcd's: another member does not know them (a client
-// authenticates with the member it talks to), and a restart forgets them.
+// simpleTokenTTLKeeper; --auth-token-ttl, 300 s by default). As etcd's,
+// a token is "<16 random letters>.<index>" of the Authenticate log entry
+// that every member applies (Assign), so every member knows it; each ages
+// its own copy by the uses it sees, and a restart forgets them.
 //
 // Time: the injected clock's monotonic milliseconds.
 //
@@ -23,10 +24,12 @@ class SimpleTokens {
  public:
   SimpleTokens(Clock* clock, int64_t ttl_ms) : clock_(clock), ttl_ms_(ttl_ms) {}
 
-  // A new token for user. index makes it unique across a member's life as
-  // etcd's does ("<16 random letters>.<index>"); the letters come from the
-  // system's random source, so tokens cannot be guessed.
-  std::string Issue(const std::string& user, uint64_t index);
+  // A token's random part: 16 letters from the system's random source, so
+  // tokens cannot be guessed (etcd's genTokenPrefix).
+  static std::string NewPrefix();
+  // Remembers "<prefix>.<index>" for user and returns it: index (the log
+  // entry's) makes it unique, as etcd's assign.
+  std::string Assign(const std::string& user, const std::string& prefix, uint64_t index);
   // The user the token stands for, renewing it; nullopt when unknown or
   // expired (it is forgotten then).
   std::optional<std::string> UserOf(const std::string& token);

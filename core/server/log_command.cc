@@ -37,6 +37,7 @@ constexpr uint32_t kAuthNoPasswordField = 5;
 constexpr uint32_t kAuthPermissionTypeField = 6;
 constexpr uint32_t kAuthKeyField = 7;
 constexpr uint32_t kAuthRangeEndField = 8;
+constexpr uint32_t kAuthTokenPrefixField = 9;
 
 // natcd.v1.AlarmCommand's.
 constexpr uint32_t kAlarmActionField = 1;
@@ -63,6 +64,7 @@ std::string EncodeAuthChange(const AuthChange& c) {
   w.VarintField(kAuthPermissionTypeField, static_cast<uint64_t>(c.permission.type));
   w.BytesField(kAuthKeyField, c.permission.key);
   w.BytesField(kAuthRangeEndField, c.permission.range_end);
+  w.BytesField(kAuthTokenPrefixField, CString(c.token_prefix));
   return w.Take();
 }
 
@@ -70,7 +72,7 @@ Status DecodeAuthChange(std::string_view bytes, AuthChange* out) {
   AuthChange c;
   int32_t op = 0;
   uint32_t type = 0;
-  std::string_view user, role, hash, key, range_end;
+  std::string_view user, role, hash, key, range_end, token_prefix;
   wire::Reader reader(bytes);
   wire::Field f;
   bool ok = true;
@@ -100,6 +102,9 @@ Status DecodeAuthChange(std::string_view bytes, AuthChange* out) {
       case kAuthRangeEndField:
         ok = wire::AsBytes(f, &range_end);
         break;
+      case kAuthTokenPrefixField:
+        ok = wire::AsBytes(f, &token_prefix);
+        break;
       default:
         break;
     }
@@ -114,6 +119,7 @@ Status DecodeAuthChange(std::string_view bytes, AuthChange* out) {
   c.user.assign(user);
   c.role.assign(role);
   c.password_hash.assign(CString(hash));
+  c.token_prefix.assign(CString(token_prefix));
   c.permission =
       Permission{static_cast<PermissionType>(type), std::string(key), std::string(range_end)};
   *out = std::move(c);

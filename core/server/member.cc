@@ -320,6 +320,8 @@ void Member::Impl::Shutdown() {
   stop_all(proposals.TakeAll());
   stop_all(std::move(waiting_for_leader));
   waiting_for_leader.clear();
+  stop_all(std::move(waiting_for_token));
+  waiting_for_token.clear();
   for (auto& moving : moving_leader) Answer_(&last, std::move(moving.request), Stopped());
   moving_leader.clear();
   stop_all(reads.TakeAll());
@@ -455,6 +457,7 @@ void Member::TEST_Crash() {
   // Held requests go unanswered, as in a crash: their clients time out.
   (void)impl.proposals.TakeAll();
   impl.waiting_for_leader.clear();
+  impl.waiting_for_token.clear();
   (void)impl.reads.TakeAll();
   (void)impl.held_renewals.TakeAll();
   impl.moving_leader.clear();

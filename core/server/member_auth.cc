@@ -2,9 +2,11 @@
 // against the permissions of its token's user while auth is enabled; the
 // Auth service's changes are log entries (proposed by the member that
 // received them, leader or not: Raft hands a follower's proposal to the
-// leader) applied on every member; reads of the auth state and
-// Authenticate are served by the member that received them; tokens are
-// this member's own.
+// leader) applied on every member; reads of the auth state are served by
+// the member that received them. Authenticate is a log entry too (etcd's
+// InternalAuthenticateRequest): the member that checked the password
+// proposes the user and a token's random part, and every member assigns
+// the token at apply, so a token works on every member.
 #include <cstdio>
 
 #include "auth/auth_errors.h"
@@ -37,6 +39,8 @@ AuthChangeKind ChangeKindOf(AuthOp op) {
       return AuthChangeKind::kRoleDelete;
     case AuthOp::kRoleGrantPermission:
       return AuthChangeKind::kRoleGrantPermission;
+    case AuthOp::kAuthenticate:
+      return AuthChangeKind::kAuthenticate;
     case AuthOp::kRoleRevokePermission:
     default:
       return AuthChangeKind::kRoleRevokePermission;
@@ -45,8 +49,8 @@ AuthChangeKind ChangeKindOf(AuthOp op) {
 
 // The calls answered from this member's state, without a log entry.
 bool IsAuthRead(AuthOp op) {
-  return op == AuthOp::kStatus || op == AuthOp::kAuthenticate || op == AuthOp::kUserGet ||
-         op == AuthOp::kUserList || op == AuthOp::kRoleGet || op == AuthOp::kRoleList;
+  return op == AuthOp::kStatus || op == AuthOp::kUserGet || op == AuthOp::kUserList ||
+         op == AuthOp::kRoleGet || op == AuthOp::kRoleList;
 }
 
 }  // namespace
@@ -63,9 +67,9 @@ Status Member::Impl::Authorize(Request* request) {
   const AuthStore& store = engine->auth();
   if (!store.enabled()) return Status::OK();
   if (const auto* a = std::get_if<AuthRequest>(&request->payload)) {
-    if (request->tokenless) return auth::ErrTokenlessFrontEnd();
     // etcd: anyone may ask the status or authenticate.
     if (a->op == AuthOp::kStatus || a->op == AuthOp::kAuthenticate) return Status::OK();
+    if (request->tokenless) return auth::ErrTokenlessFrontEnd();
     Result<std::string> user = UserOfToken(request->token);
     if (!user.ok()) return user.status();
     // A user may read itself and the roles it has (etcd 3.5).
@@ -127,22 +131,6 @@ void Member::Impl::HandleAuth(std::unique_ptr<Request> request, Answers* answers
         out.enabled = store.enabled();
         out.auth_revision = store.revision();
         break;
-      case AuthOp::kAuthenticate: {
-        // The front end checked the password against the hash it sent;
-        // a token only while that is still the user's hash.
-        const AuthUser* user = store.FindUser(r.user);
-        if (!store.enabled()) {
-          s = auth::ErrAuthNotEnabled();
-        } else if (user != nullptr && user->password_hash.empty()) {
-          s = auth::ErrNoPasswordUser();  // added with --no-password: no hash
-        } else if (user == nullptr || r.password_hash.empty() ||
-                   user->password_hash != r.password_hash) {
-          s = auth::ErrAuthFailed();
-        } else {
-          out.token = tokens.Issue(r.user, applied_index);
-        }
-        break;
-      }
       case AuthOp::kUserGet: {
         const AuthUser* user = store.FindUser(r.user);
         if (user == nullptr) {
@@ -182,10 +170,32 @@ void Member::Impl::HandleAuth(std::unique_ptr<Request> request, Answers* answers
   AuthChange change;
   change.kind = ChangeKindOf(r.op);
   change.user = r.user;
-  change.role = r.role;
-  change.password_hash = r.password_hash;
-  change.no_password = r.no_password;
-  change.permission = r.permission;
+  if (r.op == AuthOp::kAuthenticate) {
+    // The front end checked the password against the hash it sent; a
+    // token only while that is still the user's, which the entry's auth
+    // revision makes sure of at apply (the password never enters the log).
+    const AuthUser* user = store.FindUser(r.user);
+    Status s;
+    if (!store.enabled()) {
+      s = auth::ErrAuthNotEnabled();
+    } else if (user != nullptr && user->password_hash.empty()) {
+      s = auth::ErrNoPasswordUser();  // added with --no-password: no hash
+    } else if (user == nullptr || r.password_hash.empty() ||
+               user->password_hash != r.password_hash) {
+      s = auth::ErrAuthFailed();
+    }
+    if (!s.ok()) {
+      Answer_(answers, std::move(request), std::move(s));
+      return;
+    }
+    change.token_prefix = auth::SimpleTokens::NewPrefix();
+    request->auth_revision = store.revision();
+  } else {
+    change.role = r.role;
+    change.password_hash = r.password_hash;
+    change.no_password = r.no_password;
+    change.permission = r.permission;
+  }
   command.auth_change = std::move(change);
   command.origin_member = options.member_id;
   command.origin_seq = proposals.Next();
@@ -199,6 +209,29 @@ void Member::Impl::HandleAuth(std::unique_ptr<Request> request, Answers* answers
 
 void Member::Impl::ApplyAuthChange(const AuthChange& change, uint64_t index,
                                    std::unique_ptr<Request> request, Answers* answers) {
+  if (change.kind == AuthChangeKind::kAuthenticate) {
+    // Every member alike: the user's token, from this entry's index. (Its
+    // auth revision was checked before: the user and its password are
+    // still those the proposer checked.)
+    AuthResponse out;
+    out.header = Now();
+    out.op = AuthOp::kAuthenticate;
+    Status s;
+    if (!engine->auth().enabled()) {
+      s = auth::ErrAuthNotEnabled();
+    } else if (engine->auth().FindUser(change.user) == nullptr) {
+      s = auth::ErrAuthFailed();
+    } else {
+      out.token = tokens.Assign(change.user, change.token_prefix, index);
+    }
+    if (request == nullptr) return;
+    if (s.ok()) {
+      Answer_(answers, std::move(request), Response(std::move(out)), true);
+    } else {
+      Answer_(answers, std::move(request), std::move(s), true);
+    }
+    return;
+  }
   const bool was_enabled = engine->auth().enabled();
   Status s = engine->ApplyAuth(change, index);
   if (s.ok()) {

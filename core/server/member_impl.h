@@ -141,6 +141,9 @@ struct Member::Impl {
   ProposedCommands proposed_commands GUARDED_BY(member_thread);
   // Requests for the leader while there is none, until their deadline.
   std::vector<std::unique_ptr<Request>> waiting_for_leader GUARDED_BY(member_thread);
+  // Requests whose token this member has not applied yet (its index, after
+  // the dot, is past applied_index): etcd's simple tokens wait for it too.
+  std::vector<std::unique_ptr<Request>> waiting_for_token GUARDED_BY(member_thread);
   std::vector<MovingLeader> moving_leader GUARDED_BY(member_thread);
   // Keepalives answered once their checkpoint is applied (held_renewals.h).
   HeldRenewals held_renewals GUARDED_BY(member_thread);
@@ -178,7 +181,7 @@ struct Member::Impl {
   NodeId metrics_lead GUARDED_BY(member_thread) = 0;  // the leader last counted
   int64_t next_db_size_ms GUARDED_BY(member_thread) = 0;
 
-  // Auth: this member's simple tokens (etcd's are per member too).
+  // Auth: the simple tokens every member assigns at apply (each ages its own).
   auth::SimpleTokens tokens GUARDED_BY(member_thread);
   int64_t next_token_prune_ms GUARDED_BY(member_thread) = 0;
   // The password hashes as last applied, for the front ends' threads
@@ -254,6 +257,9 @@ struct Member::Impl {
   void ConfirmReads(Answers* answers) REQUIRES(member_thread);
   void ServeConfirmedReads(Answers* answers) REQUIRES(member_thread);
   void RetryWaiting(Answers* answers) REQUIRES(member_thread);
+  // Whether the token names an Authenticate entry this member has not
+  // applied yet.
+  bool TokenAhead(const std::string& token) const REQUIRES(member_thread);
 
   // member_ready.cc
   void Tick() REQUIRES(member_thread);

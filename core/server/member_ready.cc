@@ -212,6 +212,8 @@ void Member::Impl::LeaveRaft(const Status& cause, Answers* answers) {
   refuse(proposals.TakeAll());
   refuse(std::move(waiting_for_leader));
   waiting_for_leader.clear();
+  refuse(std::move(waiting_for_token));
+  waiting_for_token.clear();
   for (auto& moving : moving_leader) Answer_(answers, std::move(moving.request), storage_failure);
   moving_leader.clear();
   refuse(reads.TakeAll());

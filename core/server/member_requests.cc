@@ -1,6 +1,8 @@
 // Member: requests from the front ends (see member_impl.h).
 #include <algorithm>
+#include <cstdlib>
 
+#include "auth/auth_errors.h"
 #include "server/member_identity.h"
 #include "server/member_impl.h"
 
@@ -65,7 +67,11 @@ void Member::Impl::Handle(std::unique_ptr<Request> request, Answers* answers) {
   // Checked here, on the member that received it, before it is forwarded
   // or served (the member that holds its token).
   if (Status allowed = Authorize(request.get()); !allowed.ok()) {
-    Answer_(answers, std::move(request), std::move(allowed));
+    if (TokenAhead(request->token)) {
+      waiting_for_token.push_back(std::move(request));  // RetryWaiting
+    } else {
+      Answer_(answers, std::move(request), std::move(allowed));
+    }
     return;
   }
   if (Status refused = AlarmGate(*request); !refused.ok()) {
@@ -351,8 +357,28 @@ void Member::Impl::ServeConfirmedReads(Answers* answers) {
   }
 }
 
+bool Member::Impl::TokenAhead(const std::string& token) const {
+  const size_t dot = token.rfind('.');
+  if (dot == std::string::npos) return false;
+  const uint64_t index = strtoull(token.c_str() + dot + 1, nullptr, 10);
+  return index > applied_index;
+}
+
 void Member::Impl::RetryWaiting(Answers* answers) {
   const int64_t now = clock->MonotonicMs();
+  if (!waiting_for_token.empty()) {
+    std::vector<std::unique_ptr<Request>> waiting = std::move(waiting_for_token);
+    waiting_for_token.clear();
+    for (auto& request : waiting) {
+      if (!TokenAhead(request->token)) {
+        Handle(std::move(request), answers);
+      } else if (now - request->received_ms > options.request_timeout_ms) {
+        Answer_(answers, std::move(request), auth::ErrInvalidAuthToken());  // a made-up index
+      } else {
+        waiting_for_token.push_back(std::move(request));
+      }
+    }
+  }
   if (!waiting_for_leader.empty() && raft->lead() != raft::kNoNode) {
     std::vector<std::unique_ptr<Request>> waiting = std::move(waiting_for_leader);
     waiting_for_leader.clear();

@@ -1,7 +1,7 @@
 // natcdctl endpoint status, health and hashkv, of the member the
 // connection reaches or, with --cluster, of every member in the member
 // list. Members are reached over NATS only: each answers its status and
-// hash on P.fwd.<member ID>.maint.{status,hashkv} (docs/PROTOCOL.md), and
+// hash on P.to.<member ID>.maint.{status,hashkv} (docs/PROTOCOL.md), and
 // the endpoint column names the member (it has no URL of its own).
 #include <chrono>
 #include <memory>

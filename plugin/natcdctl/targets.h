@@ -1,6 +1,6 @@
 // natcdctl: the members a --cluster command asks one by one. Without
 // --cluster, the one member the connection reaches; with it, every member
-// of the member list, each asked on its own P.fwd.<member ID>.* subject
+// of the member list, each asked on its own P.to.<member ID>.* subject
 // (docs/PROTOCOL.md, "Clusters") and named by its name (a member has no
 // URL of its own).
 #pragma once

@@ -25,6 +25,7 @@ TEST(AuthCodecCompat, WhatTheMemberWritesProtobufCReads) {
     c.password_hash = k % 3 ? "$2b$10$abcdefghijklmnopqrstuv" : "";
     c.no_password = k == 3;
     c.permission = Permission{static_cast<PermissionType>(k % 3), "key", k % 2 ? "" : "kez"};
+    c.token_prefix = k == 12 ? "abcdefghijklmnop" : "";
     command.auth_change = c;
     command.origin_member = 0xabcdef0123;
     command.origin_seq = k;
@@ -46,6 +47,7 @@ TEST(AuthCodecCompat, WhatTheMemberWritesProtobufCReads) {
     EXPECT_EQ(a->permission_type, static_cast<uint32_t>(c.permission.type));
     EXPECT_EQ(Str(a->key), c.permission.key);
     EXPECT_EQ(Str(a->range_end), c.permission.range_end);
+    EXPECT_EQ(std::string(a->token_prefix), c.token_prefix);
 
     // And protobuf-c's own packing of the same command is the same bytes.
     std::string packed_request(natcd__v1__auth_change_command__get_packed_size(a), '\0');

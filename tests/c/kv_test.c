@@ -498,14 +498,14 @@ static void _flaky(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void
 }
 
 // The next KV request `spy` (on natcd.>) saw: on natcd.kv.<x>, or on
-// natcd.fwd.<member>.kv.<x> (a write to the leader the client knows).
+// natcd.to.<member>.kv.<x> (a write to the leader the client knows).
 static natsStatus _nextKvRequest(natsMsg** out, natsSubscription* spy) {
   for (;;) {
     natsStatus s = natsSubscription_NextMsg(out, spy, 2000);
     if (s != NATS_OK) return s;
     const char* subject = natsMsg_GetSubject(*out);
     if (strncmp(subject, "natcd.kv.", 9) == 0 ||
-        (strncmp(subject, "natcd.fwd.", 10) == 0 && strstr(subject, ".kv.") != NULL)) {
+        (strncmp(subject, "natcd.to.", 9) == 0 && strstr(subject, ".kv.") != NULL)) {
       return NATS_OK;
     }
     natsMsg_Destroy(*out);

@@ -45,7 +45,7 @@ static void test_status(void** state) {
   const uint64_t me = st->header.member_id;
   natcdStatusResponse_Destroy(st);
 
-  // The same member asked by its ID, on P.fwd.<id>.maint.status.
+  // The same member asked by its ID, on P.to.<id>.maint.status.
   ASSERT_OK(natcdMaint_MemberStatus(&st, g_client, me));
   assert_int_equal(st->header.member_id, me);
   assert_int_equal(st->leader, me);

@@ -164,7 +164,7 @@ TEST(FaultsDisk, DiskFullOfOneMember) {
 // drops the connection (minutes: it goes on delivering to it, which counts
 // as activity, so its pings never find it stale), and what the server hands
 // it meanwhile is never answered. The C client sends writes to the leader
-// that answered its last write (P.fwd.<leader>.*) and, when that one does
+// that answered its last write (P.to.<leader>.*) and, when that one does
 // not answer, to the queue group, where any member hands them to the new
 // leader, which the reply names: from two election timeouts into the
 // pause, once one of its writes reached the new leader, every later write

@@ -126,6 +126,15 @@ static natcdStatus _clientNew(natcdClient** out, const natcdClientOptions* given
     return _setError(natcdStatus_NoMemory, "out of memory");
   }
   atomic_init(&c->leader_id, 0);
+  pthread_mutex_init(&c->token_mu, NULL);
+  if (opts.user != NULL) {
+    c->user = strdup(opts.user);
+    c->password = strdup(opts.password != NULL ? opts.password : "");
+    if (c->user == NULL || c->password == NULL) {
+      natcdClient_Destroy(c);
+      return _setError(natcdStatus_NoMemory, "out of memory");
+    }
+  }
   c->timeout_ms = opts.timeout_ms > 0 ? opts.timeout_ms : 5000;
   c->retries = opts.retries > 0 ? opts.retries : 0;
   c->backoff_ms = opts.backoff_ms > 0 ? opts.backoff_ms : 50;
@@ -135,13 +144,26 @@ static natcdStatus _clientNew(natcdClient** out, const natcdClientOptions* given
   return natcdStatus_OK;
 }
 
+// With a user: its first token (etcdctl authenticates when it dials).
+static natcdStatus _authenticateFirst(natcdClient** out, natcdClient* c) {
+  natcdStatus s = c->user != NULL ? _authenticate(c) : natcdStatus_OK;
+  if (s != natcdStatus_OK) {
+    natcdClient_Destroy(c);
+    return s;
+  }
+  *out = c;
+  return natcdStatus_OK;
+}
+
 natcdStatus natcdClient_Create(natcdClient** out, natsConnection* nc,
                                const natcdClientOptions* opts) {
   NATCD_CHECK_ARG(out != NULL);
   NATCD_CHECK_ARG(nc != NULL);
-  natcdStatus s = _clientNew(out, opts);
-  if (s == natcdStatus_OK) (*out)->nc = nc;
-  return s;
+  natcdClient* c = NULL;
+  natcdStatus s = _clientNew(&c, opts);
+  if (s != natcdStatus_OK) return s;
+  c->nc = nc;
+  return _authenticateFirst(out, c);
 }
 
 natcdStatus natcdClient_Connect(natcdClient** out, const char* url,
@@ -166,8 +188,7 @@ natcdStatus natcdClient_Connect(natcdClient** out, const char* url,
     return _setNatsError(natcdStatus_ConnectionError, ns, "connect");
   }
   c->owns_nc = true;
-  *out = c;
-  return natcdStatus_OK;
+  return _authenticateFirst(out, c);
 }
 
 natsConnection* natcdClient_GetConnection(natcdClient* client) {
@@ -181,6 +202,10 @@ void natcdClient_Destroy(natcdClient* client) {
   if (client->nc != NULL) _subscriptionsFreeAll(client);
   if (client->owns_nc && client->nc != NULL) natsConnection_Destroy(client->nc);
   pthread_mutex_destroy(&client->retired_mu);
+  free(client->user);
+  free(client->password);
+  free(client->token);
+  pthread_mutex_destroy(&client->token_mu);
   free(client->prefix);
   free(client);
 }
@@ -205,13 +230,14 @@ static uint8_t* _pack(const ProtobufCMessage* msg, size_t* len) {
 // another attempt may help.
 static natcdStatus _attempt(natsMsg** reply, natcdClient* c, const char* subject,
                             const uint8_t* body, size_t len, const char* request_id,
-                            int64_t timeout_ms, bool* retry) {
+                            const char* token, int64_t timeout_ms, bool* retry) {
   *retry = false;
   natsMsg* msg = NULL;
   natsStatus ns = natsMsg_Create(&msg, subject, NULL, (const char*)body, (int)len);
   if (ns == NATS_OK && request_id != NULL) {
     ns = natsMsgHeader_Set(msg, NATCD_REQUEST_ID_HEADER, request_id);
   }
+  if (ns == NATS_OK && token != NULL) ns = natsMsgHeader_Set(msg, NATCD_AUTH_TOKEN_HEADER, token);
   if (ns == NATS_OK) ns = natsConnection_RequestMsg(reply, c->nc, msg, timeout_ms);
   natsMsg_Destroy(msg);
   if (ns == NATS_OK) return natcdStatus_OK;
@@ -244,13 +270,14 @@ static uint64_t _responderId(const ProtobufCMessage* m) {
   return h != NULL ? h->member_id : 0;
 }
 
-// P.fwd.<member ID as 16 hex digits>.<suffix>: where a member takes the
-// requests addressed to it as the leader (docs/PROTOCOL.md, "Clusters").
+// P.to.<member ID as 16 hex digits>.<suffix>: where a member takes the
+// requests clients address to it as the leader (docs/PROTOCOL.md,
+// "Clusters"), checked as on P.<suffix>. (P.fwd.* is the members' own.)
 static char* _directSubject(natcdClient* c, uint64_t member, const char* suffix) {
-  size_t n = strlen(c->prefix) + strlen(".fwd.") + 16 + 1 + strlen(suffix) + 1;
+  size_t n = strlen(c->prefix) + strlen(".to.") + 16 + 1 + strlen(suffix) + 1;
   char* s = malloc(n);
   if (s != NULL) {
-    snprintf(s, n, "%s.fwd.%016llx.%s", c->prefix, (unsigned long long)member, suffix);
+    snprintf(s, n, "%s.to.%016llx.%s", c->prefix, (unsigned long long)member, suffix);
   }
   return s;
 }
@@ -278,10 +305,19 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
   int retries = o != NULL && o->retries >= 0 ? o->retries : c->retries;
   int64_t backoff = c->backoff_ms;
 
+  const bool with_token = c->user != NULL && (o == NULL || !o->no_token);
+  bool reauthenticated = false;
   natcdStatus s = natcdStatus_OK;
   for (int attempt = 0;; ++attempt) {
     natsMsg* reply = NULL;
     bool retry = false;
+    bool reauthenticate = false;
+    char* token = NULL;
+    if (with_token) {
+      pthread_mutex_lock(&c->token_mu);
+      token = c->token != NULL ? strdup(c->token) : NULL;
+      pthread_mutex_unlock(&c->token_mu);
+    }
     // Every write is a leader's (a follower only hands it over): to the
     // leader last seen, else to the queue group (any member). So is a
     // linearizable read (a follower asks the leader for its read index): a
@@ -290,9 +326,10 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
     const uint64_t leader = to_leader ? atomic_load(&c->leader_id) : 0;
     char* direct = leader != 0 ? _directSubject(c, leader, suffix) : NULL;
     const uint64_t retired = _subscriptionsRetiredSoFar(c);
-    s = _attempt(&reply, c, direct != NULL ? direct : subject, body, len, request_id, timeout,
-                 &retry);
+    s = _attempt(&reply, c, direct != NULL ? direct : subject, body, len, request_id, token,
+                 timeout, &retry);
     free(direct);
+    free(token);
     // A reply: the reader is past every message before it (subscription.c).
     if (s == natcdStatus_OK) _subscriptionsFreeUpTo(c, retired);
     bool retry_at_once = false;
@@ -320,6 +357,12 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
           uint64_t expected = leader;
           atomic_compare_exchange_strong(&c->leader_id, &expected, 0);
         }
+        // The token expired (or natcd restarted), or the auth state moved
+        // since it was checked: etcd's clients get a new token and retry;
+        // once per call. Not applied, so the same request id is safe.
+        reauthenticate = with_token && !reauthenticated && text != NULL &&
+                         (strstr(text, "invalid auth token") != NULL ||
+                          strstr(text, "revision of auth store is old") != NULL);
       } else {
         ProtobufCMessage* m =
             protobuf_c_message_unpack(reply_desc, NULL, (size_t)natsMsg_GetDataLength(reply),
@@ -336,6 +379,16 @@ natcdStatus _request(ProtobufCMessage** reply_out, natcdClient* c, const char* s
         }
       }
       natsMsg_Destroy(reply);
+    }
+    if (reauthenticate) {
+      reauthenticated = true;
+      natcdStatus again = _authenticate(c);
+      if (again != natcdStatus_OK) {
+        s = again;
+        break;
+      }
+      --attempt;  // not counted: the request was refused, not lost
+      continue;
     }
     if (s == natcdStatus_OK || !retry || attempt >= retries) break;
     if (retry_at_once) continue;
@@ -361,4 +414,26 @@ natcdStatus _publish(natcdClient* c, const char* suffix, const ProtobufCMessage*
   free(subject);
   free(body);
   return s;
+}
+
+natcdStatus _authenticate(natcdClient* c) {
+  Natcd__V1__AuthenticateRequest req;
+  natcd__v1__authenticate_request__init(&req);
+  req.name = c->user;
+  req.password = c->password;
+  ProtobufCMessage* reply = NULL;
+  const _requestOpts o = {.write = false, .retries = -1, .no_token = true};
+  natcdStatus s = _request(&reply, c, "auth.authenticate", &req.base,
+                           &natcd__v1__authenticate_response__descriptor, &o);
+  if (s != natcdStatus_OK) return s;
+  const Natcd__V1__AuthenticateResponse* r = (const Natcd__V1__AuthenticateResponse*)reply;
+  char* token = strdup(r->token != NULL ? r->token : "");
+  protobuf_c_message_free_unpacked(reply, NULL);
+  if (token == NULL) return _setError(natcdStatus_NoMemory, "out of memory");
+  pthread_mutex_lock(&c->token_mu);
+  char* old = c->token;
+  c->token = token;
+  pthread_mutex_unlock(&c->token_mu);
+  free(old);
+  return natcdStatus_OK;
 }

@@ -19,6 +19,7 @@
 #define NATCD_REQUEST_ID_HEADER "Natcd-Request-Id"
 #define NATCD_ERROR_CODE_HEADER "Nats-Service-Error-Code"
 #define NATCD_ERROR_HEADER "Nats-Service-Error"
+#define NATCD_AUTH_TOKEN_HEADER "Natcd-Auth-Token"
 
 struct natcdClient {
   natsConnection* nc;
@@ -30,7 +31,7 @@ struct natcdClient {
   int64_t backoff_max_ms;
   // The member that answered the last write: the leader, as far as this
   // client knows (0: none known). Writes go to it directly, on
-  // P.fwd.<leader ID>.<suffix>, so that a leader that stopped answering
+  // P.to.<leader ID>.<suffix>, so that a leader that stopped answering
   // (paused, frozen, cut off) costs one attempt and not, as through the
   // queue group where it keeps its weighted subscriptions, most of them.
   _Atomic uint64_t leader_id;
@@ -40,6 +41,12 @@ struct natcdClient {
   size_t n_retired;          // guarded by retired_mu
   size_t cap_retired;        // guarded by retired_mu
   uint64_t retired_seq;      // guarded by retired_mu: retirements so far
+  // The user to authenticate as (NULL: none) and the token natcd gave it
+  // (NULL: none yet), replaced when natcd no longer takes it.
+  char* user;
+  char* password;
+  pthread_mutex_t token_mu;
+  char* token;  // guarded by token_mu
 };
 
 // --- errors (status.c) -----------------------------------------------------
@@ -76,6 +83,7 @@ typedef struct _requestOpts {
   bool to_leader;      // a linearizable read: to the leader last seen too
   int64_t timeout_ms;  // 0: the client's
   int retries;         // -1: the client's
+  bool no_token;       // Authenticate itself: no token, no re-authentication
 } _requestOpts;
 
 // Sends `req` to P.<suffix> and unpacks the reply with `reply_desc` into
@@ -84,6 +92,9 @@ typedef struct _requestOpts {
 natcdStatus _request(ProtobufCMessage** reply, natcdClient* c, const char* suffix,
                      const ProtobufCMessage* req, const ProtobufCMessageDescriptor* reply_desc,
                      const _requestOpts* o);
+// Authenticates as c->user on P.auth.authenticate and keeps the token for
+// the Natcd-Auth-Token header of later requests.
+natcdStatus _authenticate(natcdClient* c);
 // Publishes `msg` to P.<suffix> without a reply subject (acks, best-effort cancels).
 natcdStatus _publish(natcdClient* c, const char* suffix, const ProtobufCMessage* msg);
 // 32 lowercase hex digits from 128 random bits, NUL-terminated (33 bytes).

@@ -60,7 +60,7 @@ natcdStatus natcdMaint_MemberStatus(natcdStatusResponse** resp, natcdClient* cli
   NATCD_CHECK_ARG(member_id != 0);
   // The subject every member subscribes for itself (docs/PROTOCOL.md, "Clusters").
   char suffix[64];
-  snprintf(suffix, sizeof suffix, "fwd.%016" PRIx64 ".maint.status", member_id);
+  snprintf(suffix, sizeof suffix, "to.%016" PRIx64 ".maint.status", member_id);
   return _status(resp, client, suffix);
 }
 
@@ -81,10 +81,10 @@ natcdStatus natcdMaint_MoveLeader(natcdHeader* header, natcdClient* client, uint
   return s;
 }
 
-// P.fwd.<member ID>.<what>: the subject every member subscribes for itself
+// P.to.<member ID>.<what>: the subject every member subscribes for itself
 // (docs/PROTOCOL.md, "Clusters").
 static void _memberSuffix(char* out, size_t n, uint64_t member_id, const char* what) {
-  snprintf(out, n, "fwd.%016" PRIx64 ".%s", member_id, what);
+  snprintf(out, n, "to.%016" PRIx64 ".%s", member_id, what);
 }
 
 static natcdStatus _hashKV(natcdHashKVResponse* resp, natcdClient* client, const char* suffix,

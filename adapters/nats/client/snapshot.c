@@ -73,7 +73,7 @@ natcdStatus natcdMaint_Snapshot(natcdSnapshotInfo* info, natcdClient* client, ui
   if (info != NULL) memset(info, 0, sizeof *info);
   char suffix[64];
   if (member_id != 0) {
-    snprintf(suffix, sizeof suffix, "fwd.%016" PRIx64 ".maint.snapshot", member_id);
+    snprintf(suffix, sizeof suffix, "to.%016" PRIx64 ".maint.snapshot", member_id);
   } else {
     snprintf(suffix, sizeof suffix, "maint.snapshot");
   }
@@ -99,7 +99,7 @@ natcdStatus natcdMaint_Snapshot(natcdSnapshotInfo* info, natcdClient* client, ui
   const uint64_t id = r->snapshot_id;
   const uint64_t total = r->total_bytes;
   // Every later chunk comes from the member that holds the backup.
-  snprintf(suffix, sizeof suffix, "fwd.%016" PRIx64 ".maint.snapshot", header.member_id);
+  snprintf(suffix, sizeof suffix, "to.%016" PRIx64 ".maint.snapshot", header.member_id);
   uint64_t offset = 0;
   for (;;) {
     if (r->snapshot_id != id || r->offset != offset || r->total_bytes != total ||

@@ -38,8 +38,9 @@ enum class EndpointKind {
   kMemberRemove,
   kMemberPromote,
   kMemberUpdate,
-  kSnapshot,  // P.maint.snapshot: an online backup, chunk by chunk
-  kAlarm,     // P.maint.alarm
+  kSnapshot,      // P.maint.snapshot: an online backup, chunk by chunk
+  kAlarm,         // P.maint.alarm
+  kAuthenticate,  // P.auth.authenticate: etcd's Authenticate
 };
 
 struct EndpointStats {

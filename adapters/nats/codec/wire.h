@@ -19,6 +19,9 @@ inline constexpr const char* kRequestIdHeader = "Natcd-Request-Id";
 // On a request one member forwards to another (P.fwd.*): the auth store
 // revision the first checked it at (decimal; absent: not checked).
 inline constexpr const char* kAuthRevisionHeader = "Natcd-Auth-Revision";
+// etcd's auth token (from P.auth.authenticate), on any request while auth
+// is enabled: checked as the gRPC API's `token` metadata.
+inline constexpr const char* kAuthTokenHeader = "Natcd-Auth-Token";
 
 // Decodes body as a message of `descriptor`. InvalidArgument (400) when the
 // bytes are not one.

@@ -11,6 +11,7 @@
 #include "adapters/nats/front_end/reply.h"
 #include "adapters/nats/front_end/subscription_drain.h"
 #include "adapters/nats/peer/raft_transport.h"
+#include "auth/password.h"
 
 namespace natcd::nats {
 namespace {
@@ -73,6 +74,29 @@ bool WeightedKind(EndpointKind kind) {
     default:
       return false;
   }
+}
+
+// etcd's Authenticate: the password is checked here, on the NATS thread
+// (a bcrypt would stall the member's turn for 0.1 s), against the user's
+// hash as last applied, and the hash it matched is sent (empty: none); the
+// member issues a token only while that is still the user's hash.
+server::RequestPayload AuthenticatePayload(const server::Member& member,
+                                           const Natcd__V1__AuthenticateRequest& in) {
+  server::AuthRequest r;
+  r.op = server::AuthOp::kAuthenticate;
+  r.user = in.name != nullptr ? in.name : "";
+  std::optional<std::string> hash = member.PasswordHash(r.user);
+  if (hash && auth::CheckPassword(in.password != nullptr ? in.password : "", *hash)) {
+    r.password_hash = *hash;
+  }
+  return server::RequestPayload(std::move(r));
+}
+
+// The Natcd-Auth-Token header's value ("" without one).
+std::string AuthToken(natsMsg* msg) {
+  const char* value = nullptr;
+  if (natsMsgHeader_Get(msg, kAuthTokenHeader, &value) != NATS_OK || value == nullptr) return "";
+  return value;
 }
 
 // A subject a client may publish to: non-empty tokens, no wildcards, no
@@ -156,6 +180,8 @@ NatsFrontEnd::NatsFrontEnd(natsConnection* nc, natsConnection* buffered_nc,
               &natcd__v1__member_update_request__descriptor);
   AddEndpoint("maint_snapshot", "maint.snapshot", true, K::kSnapshot,
               &natcd__v1__snapshot_request__descriptor);
+  AddEndpoint("auth_authenticate", "auth.authenticate", true, K::kAuthenticate,
+              &natcd__v1__authenticate_request__descriptor);
 }
 
 NatsFrontEnd::~NatsFrontEnd() {
@@ -201,16 +227,20 @@ Status NatsFrontEnd::Subscribe() {
   };
   for (auto& endpoint : endpoints_) {
     NATCD_RETURN_IF_ERROR(subscribe(endpoint->subject(), endpoint->queue_group(), endpoint.get()));
-    // Requests other members hand to this one as their leader, and what a
-    // client asks of this member by its ID (`endpoint status --cluster`,
-    // `endpoint hashkv --cluster`, `defrag --cluster`).
-    // A range too: clients send linearizable reads to the leader they
-    // know, as they send writes (any member serves one it is handed).
+    // Addressed to this member: on P.fwd.<it>, what other members hand to
+    // it as their leader (or ask of it: a hash); on P.to.<it>, what clients
+    // send to the leader they know (writes, linearizable reads) and ask of
+    // this member by its ID (`endpoint status --cluster`, `endpoint hashkv
+    // --cluster`, `defrag --cluster`). Two subjects so that only members'
+    // forwards skip the entry check (Receive).
     if (LeaderOnlyKind(endpoint->kind()) || PerMemberKind(endpoint->kind()) ||
         endpoint->kind() == EndpointKind::kRange) {
       std::string suffix(RequestSuffix(endpoint->subject(), options_.prefix));
-      NATCD_RETURN_IF_ERROR(subscribe(
-          ForwardPrefix(options_.prefix, reply_.header.member_id) + suffix, "", endpoint.get()));
+      for (const std::string& addressed :
+           {ForwardPrefix(options_.prefix, reply_.header.member_id),
+            DirectPrefix(options_.prefix, reply_.header.member_id)}) {
+        NATCD_RETURN_IF_ERROR(subscribe(addressed + suffix, "", endpoint.get()));
+      }
     }
   }
   for (const std::string& subject : DiscoverySubjects(options_.identity)) {
@@ -295,10 +325,11 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
     case EndpointKind::kWatchCreate: {
       auto shared_body = std::make_shared<UniqueMessage>(std::move(body));
       std::shared_ptr<NatsResponder> r(responder.release());
-      member_->RunOnMemberThread([this, r, shared_body, json](Engine& engine) {
-        on_member_thread_.AssertHeld();
-        CreateWatch(engine, *r, *shared_body, json);
-      });
+      member_->RunOnMemberThread(
+          [this, r, shared_body, json, token = AuthToken(msg)](Engine& engine) {
+            on_member_thread_.AssertHeld();
+            CreateWatch(engine, *r, *shared_body, json, token);
+          });
       return;
     }
     case EndpointKind::kWatchCancel: {
@@ -347,7 +378,11 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
     default:
       break;
   }
-  Result<server::RequestPayload> payload = ToPayload(endpoint->kind(), body.get(), hex_lease_id);
+  Result<server::RequestPayload> payload =
+      endpoint->kind() == EndpointKind::kAuthenticate
+          ? AuthenticatePayload(
+                *member_, *reinterpret_cast<const Natcd__V1__AuthenticateRequest*>(body.get()))
+          : ToPayload(endpoint->kind(), body.get(), hex_lease_id);
   if (!payload.ok()) {
     responder->RespondStatus(payload.status());
     return;
@@ -361,12 +396,14 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
   request->hops = responder->hops();
   // Forwarded by a member, which checked it: on P.fwd.<this member>.*
   // only (the Natcd-Forwarded header alone is anyone's to set; NATS
-  // permissions keep P.fwd.* and P.raft.* to the members).
+  // permissions keep P.fwd.* and P.raft.* to the members). What clients
+  // address to this member (P.to.<it>.*) is checked as on P.<suffix>.
   const std::string forwarded_prefix = ForwardPrefix(options_.prefix, reply_.header.member_id);
   const bool forwarded =
       strncmp(natsMsg_GetSubject(msg), forwarded_prefix.c_str(), forwarded_prefix.size()) == 0;
+  request->token = AuthToken(msg);
   request->auth_checked = options_.auth_trusted || forwarded;
-  request->tokenless = !request->auth_checked;
+  request->tokenless = !request->auth_checked && request->token.empty();
   if (forwarded && natsMsgHeader_Get(msg, kAuthRevisionHeader, &value) == NATS_OK &&
       value != nullptr) {
     request->auth_revision = strtoull(value, nullptr, 10);
@@ -382,7 +419,7 @@ HeaderInfo NatsFrontEnd::Header() const {
 }
 
 void NatsFrontEnd::CreateWatch(Engine& engine, NatsResponder& responder, const UniqueMessage& body,
-                               bool json) {
+                               bool json, const std::string& token) {
   if (streams_ == nullptr) {
     responder.RespondStatus(Status::Unavailable("ErrStopped", "etcdserver: server stopped"));
     return;
@@ -396,7 +433,8 @@ void NatsFrontEnd::CreateWatch(Engine& engine, NatsResponder& responder, const U
                                 "deliver_subject must be a subject without wildcards");
   }
   if (s.ok()) {
-    s = member_->AuthorizeWatch("", options_.auth_trusted, !options_.auth_trusted, watch.key,
+    s = member_->AuthorizeWatch(token, options_.auth_trusted,
+                                !options_.auth_trusted && token.empty(), watch.key,
                                 watch.range_end);
   }
   if (!s.ok()) {

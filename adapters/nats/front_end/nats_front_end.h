@@ -89,8 +89,9 @@ class NatsFrontEnd final : public server::FrontEnd {
   // The response header now (the term moves).
   HeaderInfo Header() const;
   // Member thread: the watch operations.
-  void CreateWatch(Engine& engine, NatsResponder& responder, const UniqueMessage& body, bool json)
-      REQUIRES(on_member_thread_);
+  // token: the request's Natcd-Auth-Token ("" without one).
+  void CreateWatch(Engine& engine, NatsResponder& responder, const UniqueMessage& body, bool json,
+                   const std::string& token) REQUIRES(on_member_thread_);
   void CancelWatch(Engine& engine, NatsResponder& responder, int64_t id)
       REQUIRES(on_member_thread_);
   void RequestProgress(Engine& engine, NatsResponder& responder, int64_t id)

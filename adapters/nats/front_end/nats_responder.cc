@@ -110,10 +110,14 @@ std::string EncodeResponse(const server::Response& response, const ReplyContext&
           m->header = ToProto(r.header, info, &arena);
           m->members = MembersProto(r.members, context, &m->n_members, &arena);
           return &m->base;
-        } else if constexpr (std::is_same_v<T, server::MoveLeaderResponse> ||
-                             std::is_same_v<T, server::AuthResponse>) {
-          // (Auth calls come only through etcd's gRPC API, which encodes
-          // their responses itself: adapters/grpc/auth_codec.h.)
+        } else if constexpr (std::is_same_v<T, server::AuthResponse>) {
+          // Only Authenticate comes over NATS (etcd's gRPC API encodes the
+          // other auth responses itself: adapters/grpc/auth_codec.h).
+          auto* m = arena.New(natcd__v1__authenticate_response__init);
+          m->header = ToProto(r.header, info, &arena);
+          m->token = Keep(&arena, r.token);
+          return &m->base;
+        } else if constexpr (std::is_same_v<T, server::MoveLeaderResponse>) {
           auto* m = arena.New(natcd__v1__move_leader_response__init);
           m->header = ToProto(r.header, info, &arena);
           return &m->base;

@@ -25,14 +25,19 @@ std::string ForwardPrefix(std::string_view prefix, raft::NodeId id) {
   return std::string(prefix) + ".fwd." + MemberHex(id) + ".";
 }
 
+std::string DirectPrefix(std::string_view prefix, raft::NodeId id) {
+  return std::string(prefix) + ".to." + MemberHex(id) + ".";
+}
+
 std::string_view RequestSuffix(std::string_view subject, std::string_view prefix) {
   if (subject.size() <= prefix.size() + 1 || subject.substr(0, prefix.size()) != prefix ||
       subject[prefix.size()] != '.') {
     return {};
   }
   std::string_view rest = subject.substr(prefix.size() + 1);
-  if (rest.substr(0, 4) == "fwd.") {
-    size_t dot = rest.find('.', 4);
+  const size_t addressed = rest.starts_with("fwd.") ? 4 : rest.starts_with("to.") ? 3 : 0;
+  if (addressed > 0) {
+    size_t dot = rest.find('.', addressed);
     return dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
   }
   return rest;

@@ -26,13 +26,20 @@ inline constexpr int kMaxForwardHops = 3;
 // 16 lowercase hex digits, as member IDs appear in subjects.
 std::string MemberHex(raft::NodeId id);
 std::string RaftSubject(std::string_view prefix, std::string_view cluster, raft::NodeId id);
-std::string ForwardPrefix(std::string_view prefix, raft::NodeId id);  // P.fwd.<id>.
+// P.fwd.<id>.: what members hand to member <id> (a follower to its leader),
+// checked already by the member that received it. Members only: NATS
+// permissions keep it, as P.raft.*, from clients (docs/PROTOCOL.md, "Auth").
+std::string ForwardPrefix(std::string_view prefix, raft::NodeId id);
+// P.to.<id>.: what clients address to member <id> (a write to the leader
+// they know, one member's status or hash), checked on entry as on P.<suffix>.
+std::string DirectPrefix(std::string_view prefix, raft::NodeId id);
 // Where the leader says how far P.ev.* reached the server (a decimal
 // revision): P.raft.<cluster>.published.
 std::string PublishedSubject(std::string_view prefix, std::string_view cluster);
 
 // The endpoint suffix of a request's subject: what follows "P." or, for a
-// forwarded request, "P.fwd.<id>.". Empty when the subject is neither.
+// request addressed to one member, "P.fwd.<id>." or "P.to.<id>.". Empty
+// when the subject is none of these.
 std::string_view RequestSuffix(std::string_view subject, std::string_view prefix);
 
 // What a forward says besides the request: how many members it passed

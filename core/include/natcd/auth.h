@@ -64,13 +64,18 @@ enum class AuthChangeKind : uint8_t {
   kRoleDelete = 9,
   kRoleGrantPermission = 10,
   kRoleRevokePermission = 11,
+  // Not a change of the auth state: a token for user (etcd's
+  // InternalAuthenticateRequest), assigned by every member at apply.
+  kAuthenticate = 12,
 };
-inline constexpr uint8_t kAuthChangeKindMax = 11;
+inline constexpr uint8_t kAuthChangeKindMax = 12;
 
 // One change of the auth state. Which fields matter depends on kind:
 // user (user_*), role (role_*, user_grant/revoke_role), password_hash
 // (user_add, user_change_password), permission (role_grant_permission:
-// all of it; role_revoke_permission: key and range_end).
+// all of it; role_revoke_permission: key and range_end), token_prefix
+// (authenticate: the token's random part, "<prefix>.<entry index>" the
+// token; the password never enters the log, as etcd's).
 struct AuthChange {
   AuthChangeKind kind = AuthChangeKind::kEnable;
   std::string user;
@@ -78,6 +83,7 @@ struct AuthChange {
   std::string password_hash;
   bool no_password = false;  // user_add: etcd 3.5's UserAddOptions.no_password
   Permission permission;
+  std::string token_prefix;
   bool operator==(const AuthChange&) const = default;
 };
 

@@ -250,10 +250,11 @@ TEST(Password, HashesAreSaltedBcryptAndCheckOnlyTheirPassword) {
 TEST(SimpleTokens, LiveForTheirTtlSinceLastUse) {
   ManualClock clock;
   auth::SimpleTokens tokens(&clock, 1'000);
-  const std::string t = tokens.Issue("alice", 42);
-  EXPECT_EQ(t.size(), 16u + 3u);
-  EXPECT_EQ(t.substr(16), ".42");
-  EXPECT_NE(tokens.Issue("alice", 42), t);
+  const std::string prefix = auth::SimpleTokens::NewPrefix();
+  EXPECT_EQ(prefix.size(), 16u);
+  EXPECT_NE(auth::SimpleTokens::NewPrefix(), prefix);
+  const std::string t = tokens.Assign("alice", prefix, 42);
+  EXPECT_EQ(t, prefix + ".42");
   clock.AdvanceMs(900);
   EXPECT_EQ(tokens.UserOf(t), "alice");  // renews
   clock.AdvanceMs(900);
@@ -261,7 +262,7 @@ TEST(SimpleTokens, LiveForTheirTtlSinceLastUse) {
   clock.AdvanceMs(1'000);
   EXPECT_EQ(tokens.UserOf(t), std::nullopt);
   EXPECT_EQ(tokens.UserOf("nope"), std::nullopt);
-  const std::string bob = tokens.Issue("bob", 1);
+  const std::string bob = tokens.Assign("bob", auth::SimpleTokens::NewPrefix(), 1);
   tokens.RevokeUser("alice");
   EXPECT_EQ(tokens.UserOf(bob), "bob");
   clock.AdvanceMs(5'000);
@@ -282,7 +283,7 @@ class RequestPermissionsTest : public natcd::testing::EngineTest {
     EngineTest::SetUp();
     uint64_t index = 0;
     auto change = [&](AuthChangeKind kind, std::string user, std::string role, Permission p = {}) {
-      AuthChange c{kind, std::move(user), std::move(role), "$2b$04$h", false, std::move(p)};
+      AuthChange c{kind, std::move(user), std::move(role), "$2b$04$h", false, std::move(p), ""};
       ASSERT_OK(engine_->ApplyAuth(c, ++index));
     };
     change(AuthChangeKind::kUserAdd, "root", "");

@@ -46,6 +46,10 @@ std::vector<Golden> Examples() {
   revoke.kind = AuthChangeKind::kRoleRevokePermission;
   revoke.role = "r";
   revoke.permission.key = "k";
+  AuthChange authenticate;  // no password: only the user and the token's random part
+  authenticate.kind = AuthChangeKind::kAuthenticate;
+  authenticate.user = "alice";
+  authenticate.token_prefix = "abcdefghijklmnop";
   return {
       {"role_grant_permission", Auth(grant, 5, 9),
        "080c1216080a1a0672656164657230023a032f612f42032f613018052009"},
@@ -54,6 +58,8 @@ std::vector<Golden> Examples() {
       {"user_add_no_password", Auth(no_password, 7, 2), "080c120908031203737663280118072002"},
       {"enable", Auth(enable, 7, 3), "080c1202080118072003"},
       {"role_revoke_permission", Auth(revoke, 7, 4), "080c1208080b1a01723a016b18072004"},
+      {"authenticate", Auth(authenticate, 7, 5),
+       "080c121b080c1205616c6963654a106162636465666768696a6b6c6d6e6f7018072005"},
   };
 }
 
@@ -79,6 +85,7 @@ TEST(AuthLogCommand, EveryChangeKindRoundTrips) {
     c.role = "role";
     c.password_hash = "$2b$10$x";
     c.permission = Permission{PermissionType::kWrite, "a", std::string(1, '\0')};
+    c.token_prefix = "abcdefghijklmnop";
     LogCommand out;
     ASSERT_TRUE(DecodeLogCommand(EncodeLogCommand(Auth(c, 1, k)), &out).ok());
     EXPECT_EQ(*out.auth_change, c) << int(k);
@@ -87,8 +94,8 @@ TEST(AuthLogCommand, EveryChangeKindRoundTrips) {
 
 TEST(AuthLogCommand, RefusesAnUnknownOpOrPermissionType) {
   LogCommand out;
-  Status op = DecodeLogCommand(Unhex("080c1202080c"), &out);  // op 12
-  EXPECT_EQ(op.ToString(), "ErrInvalidArgument: unknown auth change 12");
+  Status op = DecodeLogCommand(Unhex("080c1202080d"), &out);  // op 13
+  EXPECT_EQ(op.ToString(), "ErrInvalidArgument: unknown auth change 13");
   Status none = DecodeLogCommand(Unhex("080c"), &out);  // op 0 (no request)
   EXPECT_EQ(none.ToString(), "ErrInvalidArgument: unknown auth change 0");
   Status type = DecodeLogCommand(Unhex("080c120408013003"), &out);

@@ -131,6 +131,14 @@ typedef struct natcdClientOptions {
   int64_t backoff_max_ms;
   /// natcdClient_Connect only: pause between reconnect attempts, ms. <= 0: 250.
   int64_t reconnect_wait_ms;
+  /// With auth enabled (etcdctl's --user): the user and its password, both
+  /// copied. The client authenticates when it is created (a wrong password
+  /// fails there), sends the token in every request's Natcd-Auth-Token
+  /// header, and authenticates once more when natcd answers "invalid auth
+  /// token" (expired, or natcd restarted) or "revision of auth store is
+  /// old". NULL: no user (every request tokenless).
+  const char* user;
+  const char* password;
 } natcdClientOptions;
 
 /** Sets every field of `opts` to its default. */
@@ -764,7 +772,7 @@ natcdStatus natcdMaint_Status(natcdStatusResponse** resp, natcdClient* client);
 
 /**
  * The status of the member `member_id` itself, asked on
- * P.fwd.<member ID as 16 hex digits>.maint.status (etcdctl's `endpoint
+ * P.to.<member ID as 16 hex digits>.maint.status (etcdctl's `endpoint
  * status --cluster`). A member that is down is natcdStatus_NoResponders.
  */
 natcdStatus natcdMaint_MemberStatus(natcdStatusResponse** resp, natcdClient* client,
@@ -792,7 +800,7 @@ typedef struct natcdHashKVResponse {
 natcdStatus natcdMaint_HashKV(natcdHashKVResponse* resp, natcdClient* client, int64_t revision);
 
 /**
- * The same, of the member `member_id` itself (P.fwd.<member ID as 16 hex
+ * The same, of the member `member_id` itself (P.to.<member ID as 16 hex
  * digits>.maint.hashkv: etcdctl's `endpoint hashkv --cluster`). A member
  * that is down is natcdStatus_NoResponders.
  */
@@ -814,7 +822,7 @@ natcdStatus natcdMaint_Hash(uint32_t* hash, natcdHeader* header, natcdClient* cl
  */
 natcdStatus natcdMaint_Defragment(natcdHeader* header, natcdClient* client);
 
-/** The same, of the member `member_id` (P.fwd.<member ID>.maint.defrag). */
+/** The same, of the member `member_id` (P.to.<member ID>.maint.defrag). */
 natcdStatus natcdMaint_MemberDefragment(natcdHeader* header, natcdClient* client,
                                         uint64_t member_id);
 
@@ -889,7 +897,7 @@ typedef bool (*natcdSnapshotHandler)(const void* data, size_t len, void* closure
  * Maintenance.Snapshot): a consistent copy as of one commit, taken while
  * the cluster serves, handed to `handler` chunk by chunk as fast as it
  * takes them. member_id 0: whichever member the request reaches; otherwise
- * that member (P.fwd.<member ID>.maint.snapshot). The SHA-256 at the end
+ * that member (P.to.<member ID>.maint.snapshot). The SHA-256 at the end
  * is checked: a mismatch is natcdStatus_ProtocolError (after the handler
  * had every byte: a caller writing a file must not keep it then). info:
  * NULL, or what the backup holds. Taking the copy may take a while: the
