@@ -49,7 +49,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # is much of this second build's compile time. -Og, not -O1: the
 # instrumented build compiles a third faster (g++ 12: cluster_test.cc
 # 33.9 -> 21.8 s, raft.cc 12.4 -> 7.5 s); the CPU-bound core_tests take
-# about a fifth more CPU, the suites that wait on servers barely notice.
+# about a fifth more CPU (the other suites mostly wait on servers).
 # -Og's flow analysis reports uninitialised values -O2 proves impossible,
 # so that one warning is left to `make test`.
 CXXFLAGS += $(SANFLAGS) -Og -g1 -Wno-maybe-uninitialized
