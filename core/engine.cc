@@ -86,13 +86,7 @@ void Engine::Prepare(WriteRequest* request) {
 }
 
 Result<WriteResponse> Engine::Apply(const WriteRequest& request, uint64_t index) {
-  if (!failed_.ok()) return Stopped(failed_);
-  Status s = parts_->backend->BeginBatch();
-  if (!s.ok()) {
-    failed_ = s;
-    return Stopped(s);
-  }
-  if (index != 0) applied_index_ = index;
+  if (Status s = MarkApplied(index); !s.ok()) return s;
   // The raised alarms' appliers (etcd's capped and corrupt): refused, the
   // entry changes nothing but the applied index, on every member alike.
   if (Status refused = AlarmRefusal(*parts_->alarms, request); !refused.ok()) return refused;
@@ -109,13 +103,8 @@ Result<WriteResponse> Engine::Apply(const WriteRequest& request, uint64_t index)
 }
 
 Status Engine::ApplyAuth(const AuthChange& change, uint64_t index) {
-  if (!failed_.ok()) return Stopped(failed_);
-  Status s = parts_->backend->BeginBatch();
-  if (!s.ok()) {
-    failed_ = s;
-    return Stopped(s);
-  }
-  if (index != 0) applied_index_ = index;
+  Status s = MarkApplied(index);
+  if (!s.ok()) return s;
   s = parts_->auth->Apply(change);
   const Status::Code code = s.code();
   if (code == Status::Code::kIOError || code == Status::Code::kBusy ||
@@ -137,12 +126,8 @@ Status Engine::ApplyAlarm(const AlarmChange& change, uint64_t index) {
     if (index != 0) applied_index_ = index;
     return bad;
   }
-  Status s = parts_->backend->BeginBatch();
-  if (!s.ok()) {
-    failed_ = s;
-    return Stopped(s);
-  }
-  if (index != 0) applied_index_ = index;
+  Status s = MarkApplied(index);
+  if (!s.ok()) return s;
   s = parts_->alarms->Apply(change);
   if (!s.ok()) {
     // Only a storage error remains (Check passed).

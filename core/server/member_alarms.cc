@@ -150,13 +150,7 @@ void Member::Impl::HandleAlarm(std::unique_ptr<Request> request, Answers* answer
   }
   LogCommand command;
   command.alarm = change;
-  command.origin_member = options.member_id;
-  command.origin_seq = proposals.Next();
-  const uint64_t seq = command.origin_seq;
-  Propose(std::move(command));
-  turn_seqs.push_back(seq);
-  proposals.Add(seq, raft->term(), std::move(request),
-                clock->MonotonicMs() + options.request_timeout_ms);
+  ProposeFor(std::move(command), std::move(request));
 }
 
 void Member::Impl::ApplyAlarmChange(const AlarmChange& change, uint64_t index,

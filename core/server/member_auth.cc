@@ -197,14 +197,8 @@ void Member::Impl::HandleAuth(std::unique_ptr<Request> request, Answers* answers
     change.permission = r.permission;
   }
   command.auth_change = std::move(change);
-  command.origin_member = options.member_id;
-  command.origin_seq = proposals.Next();
   command.auth_revision = request->auth_revision;
-  const uint64_t seq = command.origin_seq;
-  Propose(std::move(command));
-  turn_seqs.push_back(seq);
-  proposals.Add(seq, raft->term(), std::move(request),
-                clock->MonotonicMs() + options.request_timeout_ms);
+  ProposeFor(std::move(command), std::move(request));
 }
 
 void Member::Impl::ApplyAuthChange(const AuthChange& change, uint64_t index,

@@ -253,6 +253,9 @@ struct Member::Impl {
   void AnswerMovedLeader(Answers* answers) REQUIRES(member_thread);
   void Forward(std::unique_ptr<Request> request, Answers* answers) REQUIRES(member_thread);
   void Propose(LogCommand command) REQUIRES(member_thread);
+  // Proposes `command` as this member's (origin member and sequence) and
+  // keeps `request` to answer when it is applied, or at its deadline.
+  void ProposeFor(LogCommand command, std::unique_ptr<Request> request) REQUIRES(member_thread);
   void FlushProposals(Answers* answers) REQUIRES(member_thread);
   void ConfirmReads(Answers* answers) REQUIRES(member_thread);
   void ServeConfirmedReads(Answers* answers) REQUIRES(member_thread);

@@ -19,13 +19,7 @@ void Member::Impl::HandleMemberUpdate(std::unique_ptr<Request> request, Answers*
   attributes.peer_urls = r.peer_urls;
   attributes.sets = MemberAttribute::kPeerUrls;
   command.member_attributes = std::move(attributes);
-  command.origin_member = options.member_id;
-  command.origin_seq = proposals.Next();
-  const uint64_t seq = command.origin_seq;
-  Propose(std::move(command));
-  turn_seqs.push_back(seq);
-  proposals.Add(seq, raft->term(), std::move(request),
-                clock->MonotonicMs() + options.request_timeout_ms);
+  ProposeFor(std::move(command), std::move(request));
 }
 
 // Not applied again after a restart (the caller skips what the engine has

@@ -222,16 +222,10 @@ void Member::Impl::HandleWrite(std::unique_ptr<Request> request, Answers* answer
   LogCommand command;
   command.request = ToWriteRequest(request->payload);
   engine->Prepare(&command.request);
-  command.origin_member = options.member_id;
-  command.origin_seq = proposals.Next();
   command.request_id = request->request_id;
   command.request_expires_ms = clock->RealtimeMs() + options.request_id_window_ms;
   command.auth_revision = request->auth_revision;
-  const uint64_t seq = command.origin_seq;
-  Propose(std::move(command));
-  turn_seqs.push_back(seq);
-  proposals.Add(seq, raft->term(), std::move(request),
-                clock->MonotonicMs() + options.request_timeout_ms);
+  ProposeFor(std::move(command), std::move(request));
 }
 
 // Into this turn's batch (the leader's own entries too: lease expiry,
@@ -239,6 +233,16 @@ void Member::Impl::HandleWrite(std::unique_ptr<Request> request, Answers* answer
 void Member::Impl::Propose(LogCommand command) {
   turn_entries.push_back(EncodeLogCommand(command));
   turn_commands.push_back(std::move(command));
+}
+
+void Member::Impl::ProposeFor(LogCommand command, std::unique_ptr<Request> request) {
+  command.origin_member = options.member_id;
+  command.origin_seq = proposals.Next();
+  const uint64_t seq = command.origin_seq;
+  Propose(std::move(command));
+  turn_seqs.push_back(seq);
+  proposals.Add(seq, raft->term(), std::move(request),
+                clock->MonotonicMs() + options.request_timeout_ms);
 }
 
 // Everything proposed this turn goes to Raft as one batch: one append

@@ -129,10 +129,11 @@ class Engine final : public EventSource {
   Status ApplyAlarm(const AlarmChange& change, uint64_t index = 0);
   // The alarm set as applied (core/alarm/alarm_store.h).
   const AlarmStore& alarms() const;
-  // Records the log entry at index (> 0) as applied though it changed
-  // nothing of the engine's (a member's peer URLs, in the Raft storage's
-  // rows): it opens the batch, so the entry's rows and its applied index
-  // are durable together and a restart does not apply it again.
+  // Opens the batch and records the log entry at index (0: none) as
+  // applied: what every Apply* does first, and all an entry that changes
+  // nothing of the engine's needs (a member's peer URLs, in the Raft
+  // storage's rows), so that its rows and its applied index are durable
+  // together and a restart does not apply it again.
   Status MarkApplied(uint64_t index);
 
   // Makes every write applied since the last Commit durable (one fsync), then
