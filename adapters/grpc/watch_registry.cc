@@ -59,6 +59,8 @@ void WatchRegistry::Create(std::shared_ptr<StreamCall> call,
   Status s = nats::FromProto(request, &options);
   // etcd: an empty key is the smallest key, "\0".
   if (options.key.empty()) options.key = std::string(1, '\0');
+  // etcd never cancels a slow watcher: it catches up from history.
+  options.catch_up_when_slow = true;
   int64_t id = request.watch_id;
   if (s.ok() && id != 0 && stream.watches.count(id) != 0) {
     s = Status::InvalidArgument("ErrWatcherDuplicateID",
@@ -149,7 +151,9 @@ void WatchRegistry::StreamEnded(StreamCall* call) {
 Result<WatchId> WatchRegistry::WatchOwn(const WatchOptions& options, OwnWatchHandler on_message) {
   on_member_thread_.AssertHeld();
   if (engine_ == nullptr) return Status::Unavailable("ErrStopped", "etcdserver: server stopped");
-  Result<WatchId> created = engine_->watches().Create(options);
+  WatchOptions own = options;
+  own.catch_up_when_slow = true;  // as every watch of etcd's API
+  Result<WatchId> created = engine_->watches().Create(own);
   if (created.ok()) own_[*created] = std::move(on_message);
   return created;
 }

@@ -26,8 +26,9 @@
 //
 // Flow: a stream whose queue of unwritten responses is over
 // stream_bytes_max is not polled until it drains; its watches' events wait
-// in the hub, whose own bound cancels a watch that falls too far behind.
-// Writes and other streams never wait for it.
+// in the hub; a watch whose hub queue fills falls behind and catches up from
+// history once the stream drains, as etcd's slow watchers do (never
+// canceled for being slow). Writes and other streams never wait for it.
 //
 // Thread safety: member thread only (the FrontEnd hooks, and the tasks
 // WatchCall queues with Member::RunOnMemberThread).

@@ -24,6 +24,9 @@
 // next revision is notified_revision_ + 1, i.e. exactly where the next Notify
 // starts. Since everything runs on one thread, no Notify can slip between the
 // last catch-up step and the join. So each revision is handed once, in order.
+// A synced watcher whose queue overflows (catch_up_when_slow) goes back to
+// unsynced with the overflowing revision as its next one, none of that
+// revision queued: catch-up resumes exactly there.
 
 #include "natcd/watch_hub.h"
 
@@ -167,6 +170,7 @@ struct Watcher {
   bool no_put = false;
   bool no_delete = false;
   bool progress_notify = false;
+  bool catch_up_when_slow = false;
   WatcherState state = WatcherState::kUnsynced;
 
   // Unsynced: the next revision to hand to the watcher.
@@ -191,7 +195,11 @@ struct Watcher {
   bool progress_pending = false;
   int64_t progress_revision = 0;
 
-  bool overflowed = false;  // Notify scratch: canceled at the end of Notify
+  // Notify scratch: the watcher's queue overflowed at overflow_revision
+  // (none of that revision's events is queued); it is canceled or falls
+  // behind at the end of Notify.
+  bool overflowed = false;
+  int64_t overflow_revision = 0;
 
   // Canceled only.
   std::string cancel_reason;
@@ -241,6 +249,8 @@ struct WatchHub::Impl {
   void UnmarkReady(Watcher* w);
   void JoinSynced(Watcher* w);
   void LeaveSynced(Watcher* w);
+  // A synced watcher whose queue overflowed catches up from next_revision.
+  void FallBehind(Watcher* w, int64_t next_revision);
   void CancelWatcher(Watcher* w, std::string_view reason, int64_t compact_revision);
   void Remove(Watcher* w);
   void QueueProgress(Watcher* w);
@@ -357,6 +367,7 @@ Result<WatchId> WatchHub::Impl::Create(const WatchOptions& options, WatchId requ
   w->no_put = options.no_put;
   w->no_delete = options.no_delete;
   w->progress_notify = options.progress_notify;
+  w->catch_up_when_slow = options.catch_up_when_slow;
   w->next_revision =
       options.start_revision > 0 ? options.start_revision : source_->CurrentRevision() + 1;
   watchers_.emplace(id, std::move(owned));
@@ -420,6 +431,15 @@ void WatchHub::Impl::LeaveSynced(Watcher* w) {
   }
 }
 
+void WatchHub::Impl::FallBehind(Watcher* w, int64_t next_revision) {
+  LeaveSynced(w);
+  // Every event below next_revision is queued or was taken; none at or
+  // above it is (Deliver dropped the part of that revision it had queued).
+  w->next_revision = next_revision;
+  w->state = WatcherState::kUnsynced;
+  w->unsynced_it = unsynced_.insert(unsynced_.end(), w);
+}
+
 void WatchHub::Impl::CancelWatcher(Watcher* w, std::string_view reason, int64_t compact_revision) {
   assert(w->state != WatcherState::kCanceled);
   w->cancel_revision = DeliveredRevision(*w);
@@ -473,9 +493,13 @@ void WatchHub::Impl::Deliver(Watcher* w, const std::vector<uint32_t>& matched) {
     if (revision < min_revision) continue;  // a watcher waiting for a future start revision
     if (!w->Wants(e)) continue;
     if (w->queue.size() >= queue_max && RevisionOf(w->queue.front()) != revision) {
-      // Canceled after the loop: the group's watcher list must not change
+      // Whole revisions only: the part of this one already queued goes
+      // (the queue's front is older, so the queue is not left empty).
+      while (RevisionOf(w->queue.back()) == revision) w->queue.pop_back();
+      // Dealt with after the loop: the group's watcher list must not change
       // while Notify walks it.
       w->overflowed = true;
+      w->overflow_revision = revision;
       overflowed_.push_back(w);
       return;
     }
@@ -543,7 +567,11 @@ void WatchHub::Impl::Notify(std::shared_ptr<const std::vector<Event>> events,
 
   for (Watcher* w : overflowed_) {
     w->overflowed = false;
-    CancelWatcher(w, watch_internal::kSlowConsumerReason, 0);
+    if (w->catch_up_when_slow) {
+      FallBehind(w, w->overflow_revision);
+    } else {
+      CancelWatcher(w, watch_internal::kSlowConsumerReason, 0);
+    }
   }
   overflowed_.clear();
 }
@@ -794,7 +822,10 @@ void WatchHub::Impl::CheckInvariants() const {
         NATCD_WATCH_CHECK(*w.unsynced_it == &w);
         // Else it would have joined the synced group.
         NATCD_WATCH_CHECK(w.next_revision <= notified_revision_);
-        NATCD_WATCH_CHECK(!w.progress_pending);
+        // Only one that fell behind may still have a progress notification
+        // queued (before its events; still truthful), so never with an empty
+        // queue: a new watcher gets none before it is synced.
+        NATCD_WATCH_CHECK(!w.progress_pending || !w.queue.empty());
         ++unsynced;
         break;
       case WatcherState::kCanceled:

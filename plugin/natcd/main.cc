@@ -251,7 +251,8 @@ int main(int argc, char** argv) {
       "shorter lease TTLs are raised to this (seconds)");
   add("--watch-window", s.watch_window, "NATCD_WATCH_WINDOW", "unacknowledged messages per watch");
   add("--watch-queue-events", s.watch_queue_events, "NATCD_WATCH_QUEUE_EVENTS",
-      "events a watch may have waiting before it is canceled as a slow consumer");
+      "events a watch may have waiting: beyond it a NATS watch is canceled as a slow consumer, an "
+      "etcd API watch catches up from history");
   add("--watch-heartbeat-ms", s.watch_heartbeat_ms, "NATCD_WATCH_HEARTBEAT_MS",
       "idle watches get a progress message this often");
   add("--watch-ack-timeout-ms", s.watch_ack_timeout_ms, "NATCD_WATCH_ACK_TIMEOUT_MS",

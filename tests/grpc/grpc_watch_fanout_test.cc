@@ -4,7 +4,8 @@
 // watch ID, in bytes protobuf would have written for it; a watch joining
 // while writes go on sees no gap and no duplicate; watches of different
 // filters or prev_kv never get each other's responses; a stream that does
-// not read does not hold the others back.
+// not read does not hold the others back, and catches up when it reads
+// again, never canceled.
 #include <atomic>
 #include <thread>
 
@@ -235,6 +236,38 @@ TEST_F(GrpcWatchFanoutTest, AStreamThatDoesNotReadDoesNotHoldTheOthersBack) {
   const std::string value(32 << 10, 'x');
   for (int i = 0; i < kPuts; ++i) ASSERT_GT(Put("/slow/" + std::to_string(i % 3), value), 0);
   EXPECT_EQ(ReadEvents(&reader, 1, kPuts).size(), static_cast<size_t>(kPuts));
+}
+
+// A hub queue of a few events: a stream that does not read fills its
+// 8 MiB of unwritten responses, then its watch's queue, and falls behind.
+class GrpcSlowWatchTest : public GrpcWatchFanoutTest {
+ protected:
+  static void SetUpTestSuite() { StartSuite({"--watch-queue-events", "8"}); }
+};
+
+// etcd never cancels a slow watcher: it catches up from history once its
+// client reads again, with every event once, in order.
+TEST_F(GrpcSlowWatchTest, AStreamThatFellBehindCatchesUpWithoutACancel) {
+  SyncStream stalled(stub_.get(), "/etcdserverpb.Watch/Watch");
+  Open(&stalled, {"/behind/", "/behind0", 1});
+  constexpr int kPuts = 64;  // 16 MiB: past the stream's bound and HTTP/2's windows
+  const std::string value(256 << 10, 'x');
+  std::vector<int64_t> revisions;
+  for (int i = 0; i < kPuts; ++i) {
+    revisions.push_back(Put("/behind/" + std::to_string(i % 3), value));
+    ASSERT_GT(revisions.back(), 0);
+  }
+  std::vector<int64_t> got;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string bytes;
+  while (got.size() < revisions.size() && std::chrono::steady_clock::now() < deadline &&
+         stalled.Read(&bytes)) {
+    Response r = DecodeWatch(bytes);
+    ASSERT_TRUE(r != nullptr);
+    ASSERT_FALSE(r->canceled) << r->cancel_reason;
+    for (size_t i = 0; i < r->n_events; ++i) got.push_back(r->events[i]->kv->mod_revision);
+  }
+  EXPECT_EQ(got, revisions);
 }
 
 }  // namespace

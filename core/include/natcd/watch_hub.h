@@ -19,7 +19,10 @@
 // bounded by watch_queue_events_max. When a Notify would exceed it, the
 // watcher is canceled with the reason "slow consumer" (its queued events are
 // dropped, the cancel message says the last revision delivered so the client
-// resumes from there + 1). Writes and other watchers never wait. One
+// resumes from there + 1), or, created with catch_up_when_slow, it leaves the
+// synced group and catches up like a new watcher from the first revision it
+// could not queue (etcd moves a slow watcher to its unsynced set and never
+// cancels it). Writes and other watchers never wait. One
 // exception keeps a watcher live: a single revision with more events than the
 // bound is still queued whole when the queue holds nothing older (else that
 // watcher could never get past it). Catch-up never overflows a queue: an
@@ -70,6 +73,10 @@ struct WatchOptions {
   bool no_put = false;     // filter out PUT events
   bool no_delete = false;  // filter out DELETE events
   bool progress_notify = false;
+  // A full queue makes the watcher catch up from history instead of
+  // canceling it (etcd's watch API); the NATS contract cancels instead, so
+  // that a client that fell behind learns it (docs/PROTOCOL.md).
+  bool catch_up_when_slow = false;
 };
 
 struct WatchHubOptions {

@@ -1,6 +1,7 @@
 // Randomized WatchHub test: writes (some held back and notified in batches),
-// catch-up steps, Polls, compactions, progress requests, cancels and
-// slow-consumer cancels are interleaved at random. Each client resumes a
+// catch-up steps, Polls, compactions, progress requests, cancels,
+// slow-consumer cancels and slow watchers falling behind to catch up
+// (catch_up_when_slow) are interleaved at random. Each client resumes a
 // canceled watch from the reported revision + 1, like a real client, and must
 // see exactly the events of its range from its start revision: in order, no
 // gap, no duplicate, revisions never split across messages.
@@ -51,6 +52,7 @@ class RandomRun {
     int64_t events = 0;
     int64_t progress = 0;
     int64_t slow_consumer = 0;
+    int64_t fell_behind = 0;
     int64_t no_leader = 0;
     int64_t compacted = 0;
     int64_t source_reads = 0;
@@ -110,8 +112,15 @@ class RandomRun {
     } else if (dice < 960) {
       h_->hub->CancelAll(kNoLeader);
     } else {
-      h_->Flush();
+      Flush();
     }
+  }
+
+  // Notify only ever adds unsynced watchers by a synced one falling behind.
+  void Flush() {
+    const size_t before = h_->hub->unsynced_size();
+    h_->Flush();
+    stats.fell_behind += static_cast<int64_t>(h_->hub->unsynced_size() - before);
   }
 
   void Write() {
@@ -134,7 +143,9 @@ class RandomRun {
       for (const Op& u : unique) seen |= u.key == op.key;
       if (!seen) unique.push_back(op);
     }
-    h_->Commit(unique, /*hold=*/Chance(0.3));
+    const bool hold = Chance(0.3);
+    h_->Commit(unique, /*hold=*/true);
+    if (!hold) Flush();
   }
 
   void NewClient() {
@@ -164,6 +175,7 @@ class RandomRun {
     c.options.no_delete = Chance(0.15);
     c.options.prev_kv = Chance(0.5);
     c.options.progress_notify = Chance(0.3);
+    c.options.catch_up_when_slow = Chance(0.4);
     c.slow = Chance(0.3);
     const int64_t current = h_->source.CurrentRevision();
     c.options.start_revision = Chance(0.3) ? 0 : Uniform(1, current + 2);
@@ -267,6 +279,8 @@ class RandomRun {
       EXPECT_EQ(m.compact_revision, 0);
       EXPECT_TRUE(m.cancel_reason == "slow consumer" || m.cancel_reason == kNoLeader)
           << m.cancel_reason;
+      EXPECT_FALSE(c.options.catch_up_when_slow && m.cancel_reason == "slow consumer")
+          << "a watcher that catches up is never canceled for being slow";
       // Resume, as a client does.
       WatchOptions o = c.options;
       o.start_revision = m.revision + 1;
@@ -321,7 +335,7 @@ class RandomRun {
 
   // No more writes: everything must arrive.
   void Drain() {
-    h_->Flush();
+    Flush();
     for (int round = 0;; ++round) {
       ASSERT_LT(round, 100'000) << "the hub does not drain";
       const bool more = h_->hub->SyncUnsynced(Uniform(1, 3));
@@ -373,12 +387,14 @@ TEST(WatchHubRandomTest, EveryWatcherSeesExactlyItsEvents) {
   RecordProperty("events", std::to_string(stats.events));
   RecordProperty("progress", std::to_string(stats.progress));
   RecordProperty("slow_consumer", std::to_string(stats.slow_consumer));
+  RecordProperty("fell_behind", std::to_string(stats.fell_behind));
   RecordProperty("no_leader", std::to_string(stats.no_leader));
   RecordProperty("compacted", std::to_string(stats.compacted));
   RecordProperty("source_reads", std::to_string(stats.source_reads));
   EXPECT_GT(stats.events, 10'000);
   EXPECT_GT(stats.progress, 300);
   EXPECT_GT(stats.slow_consumer, 300);
+  EXPECT_GT(stats.fell_behind, 300);
   EXPECT_GT(stats.no_leader, 100);
   EXPECT_GT(stats.compacted, 100);
   EXPECT_GT(stats.source_reads, 1'000);

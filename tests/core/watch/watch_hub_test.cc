@@ -496,6 +496,46 @@ TEST(WatchHubTest, SlowConsumerThatTookNothing) {
   EXPECT_EQ(m[0].revision, start - 1);
 }
 
+// etcd's watch API: a slow watcher is never canceled; it falls behind and
+// catches up, from the ring or from the source, with nothing lost or
+// repeated and revisions whole.
+TEST(WatchHubTest, SlowWatcherThatCatchesUpLosesNothing) {
+  for (size_t ring : {size_t{0}, size_t{10'000}}) {
+    SCOPED_TRACE(ring == 0 ? "catch-up from the source" : "catch-up from the ring");
+    WatchHubOptions options;
+    options.watch_queue_events_max = 5;
+    options.history_events_max = ring;
+    Harness h(options);
+    WatchOptions o = Opts("k", "l");
+    o.catch_up_when_slow = true;
+    const int64_t start = h.source.CurrentRevision() + 1;
+    WatchId slow = h.MustCreate(o);
+    WatchId fast = h.MustCreate(Opts("k", "l"));
+    std::vector<Event> got;
+    for (int i = 0; i < 3; ++i) h.Put("k" + std::to_string(i), "v");
+    for (const Event& e : Harness::EventsOf(h.PollAll(slow, 2))) got.push_back(e);
+    EXPECT_EQ(Harness::EventsOf(h.PollAll(fast)).size(), 3u);
+    // Three-event revisions: the one that overflows is dropped whole, not cut.
+    for (int i = 0; i < 12; ++i) {
+      const std::string k = "k" + std::to_string(i);
+      h.Commit({Op{k + "a", "v", ""}, Op{k + "b", "v", ""}, Op{k + "c", "v", ""}});
+      EXPECT_EQ(Harness::EventsOf(h.PollAll(fast)).size(), 3u);
+      h.hub->TEST_CheckInvariants();
+    }
+    EXPECT_EQ(h.hub->unsynced_size(), 1u);
+    for (const WatchMessage& m : h.CatchUp(slow, 4)) {
+      EXPECT_FALSE(m.canceled);
+      for (const EventRef& e : m.events) got.push_back(*e);
+    }
+    EXPECT_EQ(h.hub->unsynced_size(), 0u);
+    ExpectSameEvents(Expected(h.source, o, start), got, false);
+    // Synced again: live events come as for any watcher.
+    h.Put("k", "v");
+    EXPECT_EQ(Harness::EventsOf(h.PollAll(slow)).size(), 1u);
+    h.hub->TEST_CheckInvariants();
+  }
+}
+
 // One revision larger than the queue bound still gets through when nothing
 // older is queued; else the watcher could never pass it.
 TEST(WatchHubTest, RevisionLargerThanQueueBound) {
