@@ -73,6 +73,9 @@ Status Member::Impl::ProbeWrite() {
 // SQLite lets the two connections share the database for that moment.
 Status Member::Impl::Rejoin() {
   NATCD_RETURN_IF_ERROR(ProbeWrite());
+  // Nothing of the Ready that failed may come back as durable: no vote
+  // cast, no entry acknowledged on it.
+  if (raft_storage) NATCD_RETURN_IF_ERROR(raft_storage->DiscardUnsynced());
   raft.reset();
   raft_storage.reset();
   std::unique_ptr<Engine> old_engine = std::move(engine);
