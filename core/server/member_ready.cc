@@ -190,9 +190,9 @@ void Member::Impl::ProcessReady(Answers* answers) {
 }
 
 // A member that cannot persist leaves Raft until its storage works again
-// (member_rejoin.cc): no more ticks, no message in or out. A leader that went on sending heartbeats
-// (they leave before its fsync) while nothing could be made durable held
-// the cluster hostage: no write committed, and no follower, hearing from
+// (member_rejoin.cc): no more ticks, no message in or out. A leader that
+// went on sending heartbeats (they leave before its fsync) while nothing
+// could be made durable held the cluster hostage: no write committed, and no follower, hearing from
 // it, campaigned. Silent, it is to the others what a crashed member is:
 // they elect a leader among themselves within an election timeout. It
 // casts no vote and acknowledges nothing either: both would claim a
