@@ -103,6 +103,8 @@ class DurableRaftStorage final : public Storage {
   // the log is poisoned and the member must be reopened.
   Status Persist(const std::vector<Entry>& entries, const std::optional<HardState>& hard_state,
                  bool sync);
+  // After Persist failed: RaftLogFile::DiscardUnsynced, before reopening.
+  Status DiscardUnsynced() { return log_->DiscardUnsynced(); }
   // Persist(nothing, hs, sync=true).
   Status SetHardState(const HardState& hs);
   // The state machine is at meta.index: record it as the snapshot, in a

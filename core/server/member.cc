@@ -293,7 +293,7 @@ void Member::Impl::Loop() {
     std::vector<Item> batch;
     // Watchers to catch up, or entries proposed after this turn's batch
     // went to Raft (a checkpoint a held renewal waits for): no idle wait.
-    const bool more = engine->watches().unsynced_size() > 0 || !turn_entries.empty();
+    const bool more = (engine && engine->watches().unsynced_size() > 0) || !turn_entries.empty();
     {
       MutexLock lock(&mu);
       if (queue.empty() && !stopping) {
@@ -338,11 +338,15 @@ void Member::Impl::Shutdown() {
     if (item.kind == Item::Kind::kTask && engine) item.task(*engine);
   }
   Deliver(&last, Status::OK());
-  engine->watches().CancelAll("server shutting down");
+  // No engine: it could not be opened again after a storage error
+  // (member_rejoin.cc).
+  if (engine) engine->watches().CancelAll("server shutting down");
   for (FrontEnd* f : front_ends) f->Detach();
-  (void)engine->Commit();
-  continuity.Publish(*engine, events, leader, membership.is_cluster(), applied_index,
-                     clock->MonotonicMs(), options.election_timeout_ms);
+  if (engine) {
+    (void)engine->Commit();
+    continuity.Publish(*engine, events, leader, membership.is_cluster(), applied_index,
+                       clock->MonotonicMs(), options.election_timeout_ms);
+  }
   if (events != nullptr) events->Flush();
 }
 

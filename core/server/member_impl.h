@@ -5,6 +5,8 @@
 //                       move-leader requests
 //   member_ready.cc     the one Ready loop (persist, send, apply, commit,
 //                       Advance), ticks, log compaction, snapshot install
+//   member_rejoin.cc    a member out of Raft after a storage error coming
+//                       back once its storage works again
 //   member_apply.cc     log entries into the engine, remembered outcomes
 //   member_auth.cc      auth: the permission check of every request, the
 //                       Auth service's calls, tokens, applied auth changes
@@ -148,9 +150,17 @@ struct Member::Impl {
   // Keepalives answered once their checkpoint is applied (held_renewals.h).
   HeldRenewals held_renewals GUARDED_BY(member_thread);
   // Set once persisting a Ready failed (a full disk, an I/O error): the
-  // member is out of Raft until restarted, and every request is refused
-  // with this (LeaveRaft).
+  // member is out of Raft, and every request is refused with this
+  // (LeaveRaft), until its storage works again (member_rejoin.cc).
   Status storage_failure GUARDED_BY(member_thread);
+  // When the member out of Raft next tries to rejoin, the wait after that
+  // try if it fails, and when it last rejoined.
+  int64_t next_rejoin_ms GUARDED_BY(member_thread) = 0;
+  int64_t rejoin_backoff_ms GUARDED_BY(member_thread) = 0;
+  int64_t rejoined_at_ms GUARDED_BY(member_thread) = 0;
+  // Front-end operations that came while a failed reopening left no engine
+  // (a snapshot install, or a try to rejoin): run once one opens.
+  std::vector<std::function<void(Engine&)>> tasks_without_engine GUARDED_BY(member_thread);
 
   // Leader duties.
   bool leases_paused GUARDED_BY(member_thread) =
@@ -273,6 +283,15 @@ struct Member::Impl {
   void TurnOutOfRaft(std::vector<Item> batch) REQUIRES(member_thread);
   Status InstallSnapshot(const raft::SnapshotMeta& meta) REQUIRES(member_thread);
   SnapshotShipper::Leader ShipperLeader() REQUIRES(member_thread);
+
+  // member_rejoin.cc
+  // Called by LeaveRaft: when to try to rejoin.
+  void ScheduleRejoin() REQUIRES(member_thread);
+  // Out of Raft: once the time comes, tries to become whole again; true
+  // when the member is back in Raft.
+  bool MaybeRejoin() REQUIRES(member_thread);
+  Status Rejoin() REQUIRES(member_thread);
+  Status ProbeWrite() REQUIRES(member_thread);
 
   // member_apply.cc
   void ApplyEntry(const raft::Entry& entry, Answers* answers) REQUIRES(member_thread);

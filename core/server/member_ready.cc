@@ -73,6 +73,8 @@ void Member::Impl::ProcessReady(Answers* answers) {
       if (!s.ok()) {
         fprintf(stderr, "natcd %s: installing the snapshot failed: %s\n", options.name.c_str(),
                 s.ToString().c_str());
+        // Without its Raft (or engine) reopened: out, until it can be.
+        if (raft == nullptr) LeaveRaft(s, answers);
       }
       return;
     }
@@ -187,24 +189,27 @@ void Member::Impl::ProcessReady(Answers* answers) {
   MaybeCompactLog();
 }
 
-// A member that cannot persist leaves Raft until it is restarted: no more
-// ticks, no message in or out. A leader that went on sending heartbeats
-// (they leave before its fsync) while nothing could be made durable held
-// the cluster hostage: no write committed, and no follower, hearing from
+// A member that cannot persist leaves Raft until its storage works again
+// (member_rejoin.cc): no more ticks, no message in or out. A leader that
+// went on sending heartbeats (they leave before its fsync) while nothing
+// could be made durable held the cluster hostage: no write committed, and no follower, hearing from
 // it, campaigned. Silent, it is to the others what a crashed member is:
 // they elect a leader among themselves within an election timeout. It
 // casts no vote and acknowledges nothing either: both would claim a
 // durability it does not have. (etcd exits on a failed WAL write; natcd
 // stays up to say why: every request is refused with a retryable
-// ErrStopped naming the error, so clients go to another member.)
+// ErrStopped naming the error, so clients go to another member; and to
+// come back by itself once space is freed.)
 void Member::Impl::LeaveRaft(const Status& cause, Answers* answers) {
   storage_failure =
       cause.name() == "ErrStopped"
           ? cause
           : Status::Unavailable("ErrStopped", "etcdserver: server stopped after a storage error: " +
                                                   cause.ToString());
-  fprintf(stderr, "natcd %s: %s; out of the cluster until restarted\n", options.name.c_str(),
-          storage_failure.ToString().c_str());
+  ScheduleRejoin();
+  fprintf(stderr, "natcd %s: %s; out of the cluster, trying to rejoin in %lld ms\n",
+          options.name.c_str(), storage_failure.ToString().c_str(),
+          static_cast<long long>(next_rejoin_ms - clock->MonotonicMs()));
   auto refuse = [&](std::vector<std::unique_ptr<Request>> requests) {
     member_thread.AssertHeld();
     for (auto& request : requests) Answer_(answers, std::move(request), storage_failure);
@@ -230,23 +235,29 @@ void Member::Impl::LeaveRaft(const Status& cause, Answers* answers) {
     m->is_leader.Set(0);
   }
   // Their clients resume on another member.
-  engine->watches().CancelAll(std::string(storage_failure.message()));
+  if (engine) engine->watches().CancelAll(std::string(storage_failure.message()));
 }
 
 // A turn out of Raft: requests are refused, front-end operations answer for
 // themselves, Raft messages and snapshot chunks are dropped.
 void Member::Impl::TurnOutOfRaft(std::vector<Item> batch) {
+  if (MaybeRejoin()) {
+    Turn(std::move(batch));
+    return;
+  }
   Answers answers;
   for (Item& item : batch) {
     if (item.kind == Item::Kind::kRequest) {
       Answer_(&answers, std::move(item.request), storage_failure);
-    } else if (item.kind == Item::Kind::kTask) {
+    } else if (item.kind == Item::Kind::kTask && engine) {
       item.task(*engine);
+    } else if (item.kind == Item::Kind::kTask) {
+      tasks_without_engine.push_back(std::move(item.task));  // run once it opens
     }
   }
   Deliver(&answers, Status::OK());
   // A watch created meanwhile could never be synced: ended at once.
-  engine->watches().CancelAll(std::string(storage_failure.message()));
+  if (engine) engine->watches().CancelAll(std::string(storage_failure.message()));
   for (FrontEnd* f : front_ends) f->AfterTurn();
 }
 
@@ -294,11 +305,12 @@ Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
   }
   shipper.ForgetReceived();
   // Whether it worked or not, open what is there (a failed install left the
-  // old database in place) and go on.
+  // old database in place) and go on; if that fails too, the member leaves
+  // Raft and opens it all again once it can (member_rejoin.cc).
   NATCD_RETURN_IF_ERROR(OpenEngine());
+  for (FrontEnd* f : front_ends) f->Attach(engine.get());
   NATCD_RETURN_IF_ERROR(OpenRaftStorage());
   NATCD_RETURN_IF_ERROR(CreateRaft());
-  for (FrontEnd* f : front_ends) f->Attach(engine.get());
   leader = false;
   leader_now.store(false);
   continuity.Reset();

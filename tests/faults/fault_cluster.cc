@@ -288,13 +288,6 @@ void FaultCluster::FreeDisk(int i) {
   if (i != options_.tmpfs_member) return;
   unlink(dirs_[i]->File("filler").c_str());
   disk_full_ = false;
-  // A member that failed to persist is out of the cluster until restarted
-  // (as etcd, which exits): restarted, as its operator would. (Paused, it
-  // is restarted once resumed: HealAll.)
-  if (members_[i]->running() && !paused_[i]) {
-    (void)members_[i]->StopWithin(std::chrono::seconds(5));
-    (void)members_[i]->Start();
-  }
 }
 
 void FaultCluster::CutRoutes(int s) {

@@ -97,8 +97,7 @@ class FaultCluster {
   void KillServer(int s);
   ::testing::AssertionResult RestartServer(int s);
   // Fills member i's disk (tmpfs_member) with a file until ENOSPC; FreeDisk
-  // removes the file and restarts the member (one that failed to persist
-  // stays out of the cluster until restarted).
+  // removes the file (a member that failed to persist rejoins by itself).
   ::testing::AssertionResult FillDisk(int i);
   void FreeDisk(int i);
   // Every route of server s is dropped and refused (proxy_routes).
@@ -109,6 +108,7 @@ class FaultCluster {
   ::testing::AssertionResult HealAll();
 
   bool member_running(int i) const { return members_[i]->running(); }
+  pid_t member_pid(int i) const { return members_[i]->pid(); }
   bool member_paused(int i) const { return paused_[i]; }
   // Every member's log, for a failure message.
   std::string Logs() const;

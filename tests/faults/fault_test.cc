@@ -276,9 +276,12 @@ TEST(Faults, PausedFollowerHoldsNoLinearizableReads) {
 // Issue 16: a leader whose disk is full held the cluster hostage: it went
 // on sending heartbeats (they leave before its fsync), so nothing
 // committed and no follower campaigned (0 of 9 writes in 8 s). A member
-// that cannot persist now leaves Raft until restarted: from two election
-// timeouts into the fault, every write succeeds through another leader.
-TEST(Faults, LeaderWithAFullDiskGivesWay) {
+// that cannot persist now leaves Raft: from two election timeouts into the
+// fault, every write succeeds through another leader. And once space is
+// freed it comes back by itself, the same process: it answers its own
+// status with a leader again and can lead again (before, it stayed out
+// until restarted: its status was ErrStopped for good).
+TEST(Faults, LeaderWithAFullDiskGivesWayAndServesAgainOnceFreed) {
   if (geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
   TopologyOptions topology = OneServer(3);
   topology.tmpfs_member = 0;
@@ -286,39 +289,53 @@ TEST(Faults, LeaderWithAFullDiskGivesWay) {
   ASSERT_TRUE(cluster.Start());
   natcdClient* client = ConnectClient(cluster.ClientUrls(), 1000, 3);
   ASSERT_NE(client, nullptr);
-  // The member on the small disk leads.
-  if (cluster.LeaderIndex() != 0) {
+  uint64_t full_member = 0;
+  {
     natcdMemberResponse* list = nullptr;
     ASSERT_EQ(natcdMember_List(&list, client), natcdStatus_OK);
-    uint64_t target = 0;
     for (size_t i = 0; i < list->n_members; i++) {
-      if (cluster.MemberName(0) == list->members[i].name) target = list->members[i].id;
+      if (cluster.MemberName(0) == list->members[i].name) full_member = list->members[i].id;
     }
     natcdMemberResponse_Destroy(list);
-    ASSERT_NE(target, 0u);
-    ASSERT_EQ(natcdMaint_MoveLeader(nullptr, client, target), natcdStatus_OK);
+  }
+  ASSERT_NE(full_member, 0u);
+  // The member on the small disk leads.
+  if (cluster.LeaderIndex() != 0) {
+    ASSERT_EQ(natcdMaint_MoveLeader(nullptr, client, full_member), natcdStatus_OK);
   }
   for (int i = 0; i < 50 && cluster.LeaderIndex() != 0; i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_EQ(cluster.LeaderIndex(), 0);
+  const pid_t pid = cluster.member_pid(0);
   ASSERT_EQ(natcdKV_Put(nullptr, client, NATCD_STR("disk-full/before"), NATCD_STR("v"), nullptr),
             natcdStatus_OK);
-  const auto full_at = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto full_at = Clock::now();
   ASSERT_TRUE(cluster.FillDisk(0));
   // Writes meanwhile, not counted: the leader learns that its disk is full
-  // when it next writes.
+  // when it next writes. The longest time without a successful write is the
+  // fault's availability window.
   const auto counted_from = full_at + std::chrono::milliseconds(2 * topology.election_timeout_ms);
-  for (int i = 0; std::chrono::steady_clock::now() < counted_from; i++) {
-    const std::string key = "disk-full/early/" + std::to_string(i);
-    (void)natcdKV_Put(nullptr, client, key.data(), key.size(), "v", 1, nullptr);
-  }
+  auto last_ok = full_at;
+  Clock::duration window{};
+  auto put = [&](const std::string& key) {
+    const bool ok =
+        natcdKV_Put(nullptr, client, key.data(), key.size(), "v", 1, nullptr) == natcdStatus_OK;
+    if (ok) {
+      window = std::max(window, Clock::now() - last_ok);
+      last_ok = Clock::now();
+    }
+    return ok;
+  };
+  for (int i = 0; Clock::now() < counted_from; i++)
+    (void)put("disk-full/early/" + std::to_string(i));
   constexpr int kWrites = 30;
   int ok = 0;
   std::string failures;
   for (int i = 0; i < kWrites; i++) {
     const std::string key = "disk-full/" + std::to_string(i);
-    if (natcdKV_Put(nullptr, client, key.data(), key.size(), "v", 1, nullptr) == natcdStatus_OK) {
+    if (put(key)) {
       ok++;
     } else {
       natcdError e;
@@ -327,10 +344,43 @@ TEST(Faults, LeaderWithAFullDiskGivesWay) {
     }
   }
   const int leader = cluster.LeaderIndex();
-  cluster.FreeDisk(0);
-  DestroyClient(client);
   EXPECT_EQ(ok, kWrites) << failures << cluster.Logs();
   EXPECT_NE(leader, 0) << "the member with the full disk still leads";
+  // Out of the cluster: its own status is refused.
+  natcdStatusResponse* status = nullptr;
+  EXPECT_NE(natcdMaint_MemberStatus(&status, client, full_member), natcdStatus_OK);
+  natcdStatusResponse_Destroy(status);
+  status = nullptr;
+
+  const auto freed_at = Clock::now();
+  cluster.FreeDisk(0);
+  // Back within the rejoin backoff (it doubles from 1 s to 10 s while the
+  // disk is full: a few seconds here) and a catch-up.
+  const auto give_up = freed_at + std::chrono::seconds(20);
+  bool serving = false;
+  while (!serving && Clock::now() < give_up) {
+    if (natcdMaint_MemberStatus(&status, client, full_member) == natcdStatus_OK) {
+      serving = status->leader != 0 && status->n_errors == 0;
+    }
+    natcdStatusResponse_Destroy(status);
+    status = nullptr;
+    if (!serving) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto serving_at = Clock::now();
+  ASSERT_TRUE(serving) << "not back 20 s after its disk was freed\n" << cluster.Logs();
+  // It takes writes again as the leader, caught up, in the same process.
+  EXPECT_EQ(natcdMaint_MoveLeader(nullptr, client, full_member), natcdStatus_OK);
+  EXPECT_EQ(natcdKV_Put(nullptr, client, NATCD_STR("disk-full/after"), NATCD_STR("v"), nullptr),
+            natcdStatus_OK);
+  EXPECT_EQ(cluster.LeaderIndex(), 0);
+  EXPECT_EQ(cluster.member_pid(0), pid) << "restarted";
+  DestroyClient(client);
+  using std::chrono::duration;
+  printf(
+      "leader's disk full: no write succeeded for %.2f s at most (election timeout %d ms); "
+      "serving again %.2f s after space was freed\n",
+      duration<double>(window).count(), topology.election_timeout_ms,
+      duration<double>(serving_at - freed_at).count());
 }
 
 // --- make check-faults: long and random schedules ----------------------------

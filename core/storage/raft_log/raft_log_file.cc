@@ -167,6 +167,7 @@ Status RaftLogFile::LoadSegment(Segment* seg, bool last) {
   s = seg->file->Sync();
   if (!s.ok()) return s;
   tail_durable_ = true;
+  synced_end_ = written_end_ = write_offset_;
   return Status::OK();
 }
 
@@ -312,6 +313,7 @@ Status RaftLogFile::Append(const std::vector<raft::Entry>& entries,
     s = segments_.back().file->Sync();
     if (!s.ok()) return Poison(s);
     tail_durable_ = true;
+    synced_end_ = write_offset_;
     return Status::OK();
   }
   const uint64_t entries_bytes = entries.empty() ? 0 : EntriesRecordBytes(entries);
@@ -375,11 +377,13 @@ Status RaftLogFile::WriteRecords(bool sync) {
     if (!s.ok()) return Poison(s);
     allocated_ = want;
   }
+  written_end_ = std::max(written_end_, end);  // a failed write may have written part
   Status s = seg.file->Write(write_offset_, buf_);
   if (!s.ok()) return Poison(s);
   if (sync) {
     s = seg.file->Sync();
     if (!s.ok()) return Poison(s);
+    synced_end_ = end;
   }
   write_offset_ = end;
   tail_durable_ = sync;
@@ -391,6 +395,7 @@ Status RaftLogFile::Rotate() {
     Status s = segments_.back().file->Sync();
     if (!s.ok()) return Poison(s);
     tail_durable_ = true;
+    synced_end_ = write_offset_;
   }
   Status s = CreateSegment(SegmentHeader{segments_.back().header.seq + 1, LastIndex() + 1});
   if (!s.ok()) return Poison(s);
@@ -418,7 +423,17 @@ Status RaftLogFile::CreateSegment(const SegmentHeader& header) {
   write_offset_ = start.size();
   allocated_ = options_.segment_bytes;
   tail_durable_ = true;
+  synced_end_ = written_end_ = write_offset_;
   return Status::OK();
+}
+
+Status RaftLogFile::DiscardUnsynced() {
+  if (segments_.empty() || written_end_ <= synced_end_) return Status::OK();
+  LogFile& file = *segments_.back().file;
+  Status s = file.Write(synced_end_, std::string(written_end_ - synced_end_, '\0'));
+  if (s.ok()) s = file.Sync();
+  if (s.ok()) written_end_ = synced_end_;
+  return s;
 }
 
 Status RaftLogFile::ReleaseTo(uint64_t index) {

@@ -122,6 +122,14 @@ class RaftLogFile {
 
   // The error that poisoned the log; OK while it is healthy.
   const Status& poisoned() const { return poisoned_; }
+  // After a failed write or fdatasync: overwrites with zeros what the last
+  // segment may hold past its last successful fdatasync, and syncs. Those
+  // bytes may be in the page cache only (a failed fdatasync can leave their
+  // pages clean without their reaching the disk), where reopening would
+  // read them back, and the member trust them, as if durable; zeroed, the
+  // log reopened holds only what is. OK at once when nothing is at risk.
+  // The log stays poisoned: it is to be reopened.
+  Status DiscardUnsynced();
   // Bytes of a torn tail Open dropped: from where the torn record starts
   // to the last byte that is not zero (the rest was preallocation). 0 if
   // there was no torn tail.
@@ -190,6 +198,10 @@ class RaftLogFile {
   uint64_t allocated_ = 0;
   // Whether everything written so far has been synced.
   bool tail_durable_ = true;
+  // The last segment: how far its last successful fdatasync covers, and
+  // how far any write (one that failed too) may have reached.
+  uint64_t synced_end_ = 0;
+  uint64_t written_end_ = 0;
   Status poisoned_;
   uint64_t torn_bytes_dropped_ = 0;
   std::string buf_;  // Append's encoding buffer, kept for its capacity

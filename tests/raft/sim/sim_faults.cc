@@ -14,6 +14,8 @@ void Simulation::InjectFaults() {
   }
   if (Chance(crash_p_)) {
     std::vector<SimMember*> alive = Alive();
+    // A restart is not how a member with a full disk comes back here.
+    std::erase_if(alive, [](SimMember* m) { return m->disk_full(); });
     if (!alive.empty()) {
       result_.stats.crashes++;
       SimMember* victim = alive[Rand(0, alive.size() - 1)];
@@ -21,6 +23,41 @@ void Simulation::InjectFaults() {
     }
   }
   if (heal_partition_at_ == 0 && Chance(partition_p_)) Partition();
+  if (options_.disk_full > 0 && Chance(options_.disk_full)) FillDisk();
+}
+
+// One member's Raft log stops taking writes (ENOSPC) for a while.
+void Simulation::FillDisk() {
+  std::vector<SimMember*> candidates = Alive();
+  std::erase_if(candidates, [](SimMember* m) { return m->log_fs == nullptr || m->disk_full(); });
+  if (candidates.empty()) return;
+  SimMember& m = *candidates[Rand(0, candidates.size() - 1)];
+  m.log_fs->set_full(true);
+  m.disk_free_at = now_ + Rand(200, 4'000);
+  m.disk_freed_at = 0;
+  result_.stats.disk_fulls++;
+  if (m.member->is_leader()) result_.stats.disk_full_leaders++;
+  Trace("%s's disk is full%s", m.name.c_str(), m.member->is_leader() ? " (the leader)" : "");
+}
+
+void Simulation::FreeDisk(SimMember& m) {
+  m.log_fs->set_full(false);
+  m.disk_free_at = 0;
+  m.disk_freed_at = now_;
+  Trace("%s's disk has room again", m.name.c_str());
+}
+
+// Disks freed when their time comes (all of them once healing), and how
+// long each member took to know a leader again.
+void Simulation::FollowDisks() {
+  for (auto& [id, m] : members_) {
+    if (m->disk_full() && (!faulty_ || now_ >= m->disk_free_at)) FreeDisk(*m);
+    if (m->disk_freed_at != 0 && m->up() && m->member->leader() != 0) {
+      result_.stats.slowest_rejoin_ms =
+          std::max(result_.stats.slowest_rejoin_ms, now_ - m->disk_freed_at);
+      m->disk_freed_at = 0;
+    }
+  }
 }
 
 void Simulation::Partition() {

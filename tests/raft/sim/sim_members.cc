@@ -98,6 +98,7 @@ void Simulation::Crash(SimMember& m, bool power_loss) {
   result_.stats.resubmits += m.transport->resubmits();
   result_.stats.snapshots_sent += m.transport->snapshot_messages();
   m.member->TEST_Crash();
+  m.disk_freed_at = 0;  // back through a restart, not by rejoining
   m.member.reset();
   m.transport.reset();
   m.sink.reset();

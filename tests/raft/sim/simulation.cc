@@ -52,6 +52,7 @@ void Simulation::Step() {
   now_ += kStepMs;
   for (auto& [id, m] : members_) m->clock->AdvanceMs(kStepMs);
   if (faulty_) InjectFaults();
+  FollowDisks();
   for (auto& [id, m] : members_) {
     if (!m->up() && !m->removed && (!faulty_ || now_ >= m->restart_at)) Start(*m);
   }

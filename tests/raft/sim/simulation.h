@@ -9,7 +9,8 @@
 // Faults: the network drops, delays, duplicates and reorders packets and
 // partitions members in any shape; members crash (TEST_Crash) and restart
 // on their files, optionally losing what was not fsynced (power loss,
-// through the fault VFS); the membership changes (learners added,
+// through the fault VFS); a member's disk fills and is freed again (it
+// leaves Raft and must come back by itself); the membership changes (learners added,
 // promoted, voters removed, through MemberAddRequest and friends);
 // leadership is moved (MoveLeaderRequest).
 //
@@ -52,6 +53,10 @@ struct SimOptions {
   // With vfs: the share of crashes that are power losses; -1 chosen by the
   // seed (none for half the seeds).
   double power_loss = -1;
+  // With vfs: the chance per step (5 ms) that a member's disk fills (its
+  // Raft log's writes fail with ENOSPC) for 0.2-4 s. 0: never, and the
+  // seed's run is the same as before disks could fill.
+  double disk_full = 0;
   // Print every event (for replaying a failing seed).
   bool trace = false;
   // Search steps the linearizability check may take per key before it
@@ -71,6 +76,11 @@ struct SimStats {
   uint64_t power_losses = 0;
   uint64_t power_losses_losing_data = 0;  // files that lost unsynced writes in them
   uint64_t partitions = 0;
+  uint64_t disk_fulls = 0;         // disks filled (options.disk_full)
+  uint64_t disk_full_leaders = 0;  // of those, the leader's
+  // The longest from a member's disk freed to it knowing a leader again
+  // (back in Raft: no restart, crashes spare a member with a full disk).
+  int64_t slowest_rejoin_ms = 0;
   uint64_t conf_changes = 0;  // acknowledged
   uint64_t snapshots_sent = 0;
   uint64_t transfers = 0;  // acknowledged

@@ -3,7 +3,7 @@
 //   simulation.cc    the cluster driver: one step (members' turns in a
 //                    seeded order, packets delivered), the run, its trace
 //   sim_members.cc   members started, crashed (power loss included), found
-//   sim_faults.cc    fault injection: crashes and partitions
+//   sim_faults.cc    fault injection: crashes, partitions, full disks
 //   sim_clients.cc   the KV client workload and its history
 //   sim_leases.cc    the lease clients and the lease contract's check
 //   sim_admin.cc     membership changes and leadership moves
@@ -94,6 +94,11 @@ struct SimMember {
   uint64_t incarnation = 0;
   bool removed = false;  // out of the cluster for good
   int64_t restart_at = 0;
+  // While its disk is full: when it is freed. After: when it was, until the
+  // member knows a leader again (0: neither).
+  int64_t disk_free_at = 0;
+  int64_t disk_freed_at = 0;
+  bool disk_full() const { return log_fs != nullptr && log_fs->full(); }
   // The highest header revision a serializable read got from this
   // incarnation: they must not go back.
   int64_t serializable_revision = 0;
@@ -190,6 +195,9 @@ class Simulation {
   void Step();
   void InjectFaults();
   void Partition();
+  void FillDisk();
+  void FreeDisk(SimMember& m);
+  void FollowDisks();
   void DeliverDue();
   void Deliver(Packet p);
 

@@ -57,6 +57,10 @@ Status FaultLogFs::Enter(FsOp op, const std::string& path) {
   ++calls_;
   ++counts_[op];
   if (crash_at_ > 0 && calls_ == crash_at_) raise(SIGKILL);
+  if (full_ && (op == FsOp::kWrite || op == FsOp::kPreallocate)) {
+    return Status::IOError(std::string(op == FsOp::kWrite ? "write " : "fallocate ") + path +
+                           ": No space left on device");
+  }
   auto it = fail_.find(op);
   if (it != fail_.end() && it->second > 0 && --it->second == 0) {
     return Status::IOError("injected failure of call " + std::to_string(calls_) + " on " + path);

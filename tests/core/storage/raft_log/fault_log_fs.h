@@ -8,6 +8,8 @@
 //   - LosePower(rng): what was written and not yet synced is lost, a run
 //     of it at a time (kept whole, kept in part, or zeroed), as after a
 //     power cut; the log must then be closed and reopened.
+//   - set_full(true): a full disk: every write and preallocation fails
+//     with ENOSPC's text (and does nothing) until set_full(false).
 // Thread safety: none (one test thread).
 #pragma once
 
@@ -29,6 +31,8 @@ class FaultLogFs final : public LogFs {
   FaultLogFs() = default;
 
   void FailNth(FsOp op, int n) { fail_[op] = n; }
+  void set_full(bool full) { full_ = full; }
+  bool full() const { return full_; }
   // n counts every call of every op from the start (1 = the first).
   void CrashAt(long n, uint32_t seed) {
     crash_at_ = n;
@@ -81,6 +85,7 @@ class FaultLogFs final : public LogFs {
   std::map<FsOp, int> counts_;
   long calls_ = 0;
   long crash_at_ = 0;
+  bool full_ = false;
   std::mt19937 crash_rng_;
   // Per path: (offset, length) of each write since its last sync.
   std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> unsynced_;

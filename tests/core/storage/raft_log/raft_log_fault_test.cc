@@ -59,6 +59,34 @@ TEST(RaftLogFaultTest, FailedFdatasyncPoisonsTheLog) {
   EXPECT_TRUE(again.value()->poisoned().ok());
 }
 
+// The batch whose fdatasync failed reached the page cache: reopened as it
+// is, the log reads it back (and a member would vote and acknowledge on it)
+// though a power loss may take it. DiscardUnsynced zeroes it first: the
+// log reopened holds exactly what was synced.
+TEST(RaftLogFaultTest, DiscardUnsyncedDropsTheBatchWhoseFdatasyncFailed) {
+  TempDir tmp;
+  FaultLogFs fs;
+  auto opened = RaftLogFile::Open(&fs, tmp.File("log"), RaftLogOptions{4096});
+  ASSERT_TRUE(opened.ok());
+  RaftLogFile& log = *opened.value();
+  ASSERT_OK(log.Append(MakeEntries(1, 3, 1), raft::HardState{1, 1, 1}, true));
+  fs.FailNth(FsOp::kSync, 1);
+  ASSERT_EQ(log.Append(MakeEntries(4, 2, 2), raft::HardState{2, 2, 3}, true).code(),
+            Status::Code::kIOError);
+  ASSERT_OK(log.DiscardUnsynced());
+  EXPECT_FALSE(log.poisoned().ok());
+  ASSERT_OK(log.DiscardUnsynced());  // nothing left to discard
+  opened.value().reset();
+  PosixLogFs posix;
+  auto again = RaftLogFile::Open(&posix, tmp.File("log"), RaftLogOptions{4096});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again.value()->LastIndex(), 3u);
+  EXPECT_EQ(again.value()->hard_state(), (raft::HardState{1, 1, 1}));
+  EXPECT_EQ(again.value()->torn_bytes_dropped(), 0u);
+  // And it takes the batch again.
+  ASSERT_OK(again.value()->Append(MakeEntries(4, 2, 2), raft::HardState{2, 2, 3}, true));
+}
+
 TEST(RaftLogFaultTest, FailedWritePoisonsTheLog) {
   TempDir tmp;
   FaultLogFs fs;
