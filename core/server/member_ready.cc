@@ -78,8 +78,9 @@ void Member::Impl::ProcessReady(Answers* answers) {
     }
     if (!rd.snapshot.empty()) {
       // The cluster's first snapshot: the empty state this new member
-      // already has.
-      s = raft_storage->ApplySnapshot(rd.snapshot.meta);
+      // already has. (Its row needs a batch of its own.)
+      s = CommitEngine();
+      if (s.ok()) s = raft_storage->ApplySnapshot(rd.snapshot.meta);
       applied_index = snapshot_index = rd.snapshot.meta.index;
     }
     // Raft needs term and vote durable. The commit index only has to cover

@@ -159,6 +159,7 @@ class Engine final : public EventSource {
   // clock, or holding batch_limit applied entries (a batch opened by the
   // Raft storage alone is due at once).
   bool CommitDue() const;
+  // Whether a batch is open (writes not committed yet).
   bool batch_open() const;
   // Publish, then commit the open batch (no fsync when commits are not
   // synced: see SetCommitsSynced) with the applied index.
