@@ -24,8 +24,8 @@ struct Engine::Parts {
 
 namespace {
 
-// Bounds the pruning work one Commit does.
-constexpr size_t kRequestsForgottenPerCommit = 1'000;
+// Bounds the pruning work one Publish does.
+constexpr size_t kRequestsForgottenPerPublish = 1'000;
 
 Status Stopped(const Status& cause) {
   return Status::Unavailable(
@@ -70,7 +70,7 @@ Status Engine::Load() {
   Result<int64_t> applied = parts_->backend->GetMeta(SqliteBackend::kMetaAppliedIndex, 0);
   if (!applied.ok()) return applied.status();
   applied_index_ = persisted_applied_index_ = static_cast<uint64_t>(*applied);
-  committed_revision_ = parts_->kv->revision();
+  published_revision_ = parts_->kv->revision();
   watches_ = std::make_unique<WatchHub>(this, options_.watch);
   return Status::OK();
 }
@@ -142,12 +142,19 @@ const AlarmStore& Engine::alarms() const { return *parts_->alarms; }
 
 Status Engine::MarkApplied(uint64_t index) {
   if (!failed_.ok()) return Stopped(failed_);
-  Status s = parts_->backend->BeginBatch();
+  Status s = OpenBatch();
   if (!s.ok()) {
     failed_ = s;
     return Stopped(s);
   }
+  ++batch_entries_;
   if (index != 0) applied_index_ = index;
+  return Status::OK();
+}
+
+Status Engine::OpenBatch() {
+  NATCD_RETURN_IF_ERROR(parts_->backend->BeginBatch());
+  if (batch_opened_ms_ < 0) batch_opened_ms_ = options_.clock->MonotonicMs();
   return Status::OK();
 }
 
@@ -261,45 +268,65 @@ Status Engine::SetCommitsSynced(bool synced) { return parts_->backend->SetCommit
 Status Engine::SkipSyncOfNextCommit() { return parts_->backend->SkipSyncOfNextCommit(); }
 Status Engine::EndSkipSync() { return parts_->backend->EndSkipSync(); }
 
-Status Engine::Commit() {
+Status Engine::Publish() {
   if (!failed_.ok()) return Stopped(failed_);
-  SqliteBackend& backend = *parts_->backend;
   KvStore& kv = *parts_->kv;
-  if (!backend.in_batch()) {
-    bool requests_due = !requests_by_expiry_.empty() &&
-                        requests_by_expiry_.begin()->first <= options_.clock->RealtimeMs();
-    if (kv.pending_rows() == 0 && !requests_due) return Status::OK();
-    // Idle: keep removing compacted rows and expired request ids.
-    NATCD_RETURN_IF_ERROR(backend.BeginBatch());
+  const bool requests_due = !requests_by_expiry_.empty() &&
+                            requests_by_expiry_.begin()->first <= options_.clock->RealtimeMs();
+  if (kv.pending_rows() > 0 || requests_due) {
+    Status s = OpenBatch();
+    if (s.ok()) s = kv.DeletePendingRows(options_.compaction_rows_per_commit).status();
+    if (s.ok()) s = ForgetExpiredRequests(kRequestsForgottenPerPublish);
+    if (!s.ok()) {
+      parts_->backend->RollbackBatch();
+      kv.DropEvents();
+      failed_ = s;
+      return Stopped(s);
+    }
   }
-  Status s = kv.DeletePendingRows(options_.compaction_rows_per_commit).status();
-  if (s.ok()) s = ForgetExpiredRequests(kRequestsForgottenPerCommit);
+  published_revision_ = kv.revision();
+  std::vector<Event> events = kv.TakeEvents();
+  if (!events.empty()) {
+    auto batch = std::make_shared<const std::vector<Event>>(std::move(events));
+    if (options_.retain_committed_events) committed_events_.push_back(batch);
+    watches_->Notify(std::move(batch), published_revision_);
+  }
+  return Status::OK();
+}
+
+bool Engine::batch_open() const { return parts_->backend->in_batch(); }
+
+bool Engine::CommitDue() const {
+  if (!failed_.ok() || !batch_open()) return false;
+  return batch_opened_ms_ < 0 || batch_entries_ >= options_.batch_limit ||
+         options_.clock->MonotonicMs() - batch_opened_ms_ >= options_.batch_interval_ms;
+}
+
+Status Engine::Commit() {
+  NATCD_RETURN_IF_ERROR(Publish());
+  SqliteBackend& backend = *parts_->backend;
+  if (!backend.in_batch()) return Status::OK();
   // The applied index is written only when it moved (a single member's
   // stays 0); the revision is not stored at all (KvStore::Load derives it).
-  if (s.ok() && applied_index_ != persisted_applied_index_) {
+  Status s;
+  if (applied_index_ != persisted_applied_index_) {
     s = backend.SetMeta(SqliteBackend::kMetaAppliedIndex, static_cast<int64_t>(applied_index_));
   }
   if (s.ok()) s = backend.CommitBatch();
   if (!s.ok()) {
     backend.RollbackBatch();
-    kv.DropEvents();
     failed_ = s;
     return Stopped(s);
   }
-  committed_revision_ = kv.revision();
   persisted_applied_index_ = applied_index_;
-  std::vector<Event> events = kv.TakeEvents();
-  if (!events.empty()) {
-    auto batch = std::make_shared<const std::vector<Event>>(std::move(events));
-    if (options_.retain_committed_events) committed_events_.push_back(batch);
-    watches_->Notify(std::move(batch), committed_revision_);
-  }
+  batch_opened_ms_ = -1;
+  batch_entries_ = 0;
   return Status::OK();
 }
 
 Status Engine::RememberRequest(const std::string& id, int64_t expires_at_ms, std::string outcome) {
   if (!failed_.ok()) return Stopped(failed_);
-  Status s = parts_->backend->BeginBatch();
+  Status s = OpenBatch();
   if (s.ok()) s = parts_->backend->PutRequest(RequestRow{id, expires_at_ms, outcome});
   if (!s.ok()) {
     failed_ = s;
@@ -424,10 +451,10 @@ Status Engine::ReadEvents(const std::string& key, const std::string& range_end,
                           int64_t from_revision, int64_t to_revision, size_t max_events,
                           bool with_prev_kv, std::vector<Event>* out) {
   if (!failed_.ok()) return Stopped(failed_);
-  // Only committed history: the watch hub must never see a write that could
-  // still be lost.
+  // Only published history: the hub learns of a write from Publish, after
+  // its entry is durable in the Raft log and applied whole.
   return parts_->kv->ReadEvents(key, range_end, from_revision,
-                                std::min(to_revision, committed_revision_), max_events,
+                                std::min(to_revision, published_revision_), max_events,
                                 with_prev_kv, out);
 }
 
@@ -453,9 +480,9 @@ Result<DefragmentResponse> Engine::Defragment() {
   SqliteBackend& backend = *parts_->backend;
   KvStore& kv = *parts_->kv;
   if (kv.pending_rows() > 0) {
-    // Otherwise their pages stay in use until Commits remove them, and
+    // Otherwise their pages stay in use until Publishes remove them, and
     // the defragmented file would not shrink.
-    Status s = backend.BeginBatch();
+    Status s = OpenBatch();
     if (s.ok()) s = kv.DeletePendingRows(SIZE_MAX).status();
     if (!s.ok()) {
       failed_ = s;

@@ -53,26 +53,24 @@ bool SnapshotCall::OnMessage(std::string bytes) {
     return false;
   }
   std::shared_ptr<SnapshotCall> self = std::static_pointer_cast<SnapshotCall>(shared_from_this());
-  Status started =
-      calls_->member->backups().Begin(kChunkBytes, [self](Result<server::BackupChunk> first) {
-        if (!first.ok()) {
-          self->End(ToGrpcStatus(first.status()));
-          return;
-        }
-        bool gone = false;
-        {
-          MutexLock lock(&self->mu_);
-          self->backup_id_ = first->backup_id;
-          self->database_bytes_ = first->total_bytes - kBackupTrailerBytes;
-          gone = self->finished_;  // the client went away while the copy was taken
-        }
-        if (gone) {
-          self->calls_->member->backups().End(first->backup_id);
-          return;
-        }
-        self->SendNext();
-      });
-  if (!started.ok()) End(ToGrpcStatus(started));
+  calls_->member->BeginBackup(kChunkBytes, [self](Result<server::BackupChunk> first) {
+    if (!first.ok()) {
+      self->End(ToGrpcStatus(first.status()));
+      return;
+    }
+    bool gone = false;
+    {
+      MutexLock lock(&self->mu_);
+      self->backup_id_ = first->backup_id;
+      self->database_bytes_ = first->total_bytes - kBackupTrailerBytes;
+      gone = self->finished_;  // the client went away while the copy was taken
+    }
+    if (gone) {
+      self->calls_->member->backups().End(first->backup_id);
+      return;
+    }
+    self->SendNext();
+  });
   return false;  // the one request message
 }
 

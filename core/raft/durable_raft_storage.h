@@ -6,7 +6,8 @@
 //
 // Writes. Persist(entries, hard_state, sync) is one Ready: one write and,
 // when sync, one fdatasync of the log file; it is durable when it returns.
-// The engine's SQLite state is applied after it and committed without an
+// The engine's SQLite state is applied after it and committed, in batches
+// (core/include/natcd/engine.h), without an
 // fsync (Engine::SetCommitsSynced(false)): after a power loss the database
 // is a prefix of its commits, and its applied index says where Raft's
 // replay of the log resumes. So the log must keep every entry the

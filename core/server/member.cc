@@ -255,10 +255,12 @@ void Member::Impl::Turn(std::vector<Item> batch) {
   FlushProposals(&answers);
   ProcessReady(&answers);
   if (leader) shipper.Pump(ShipperLeader());
-  // Idle turns still remove compacted rows and expired request ids.
-  Status committed = engine->Commit();
-  if (!committed.ok() && storage_failure.ok()) LeaveRaft(committed, &answers);
-  Deliver(&answers, committed);
+  // Idle turns still remove compacted rows and expired request ids (and a
+  // task may have stopped the engine).
+  Status published = engine->Publish();
+  if (!published.ok() && storage_failure.ok()) LeaveRaft(published, &answers);
+  Deliver(&answers, published);
+  if (storage_failure.ok()) CommitEngineIfDue();
   continuity.Publish(*engine, events, leader, membership.is_cluster(), applied_index,
                      clock->MonotonicMs(), options.election_timeout_ms);
   engine->watches().SyncUnsynced(kWatchersSyncedPerTurn);
@@ -404,6 +406,18 @@ void Member::SetClientUrls(std::vector<std::string> urls) {
 }
 
 OnlineBackups& Member::backups() { return impl_->backups; }
+
+void Member::BeginBackup(size_t chunk_bytes, OnlineBackups::Ready ready) {
+  Impl* impl = impl_.get();
+  RunOnMemberThread([impl, chunk_bytes, ready = std::move(ready)](Engine&) {
+    impl->member_thread.AssertHeld();
+    // A failed commit stops the engine (the turn then leaves Raft); the
+    // copy is then of what was committed before.
+    (void)impl->CommitEngine();
+    Status started = impl->backups.Begin(chunk_bytes, ready);
+    if (!started.ok()) ready(started);
+  });
+}
 
 void Member::Start() {
   if (impl_->started) return;

@@ -163,6 +163,11 @@ class Member {
   // Backups of this member's database for clients (thread-safe; the
   // front ends serve them; closed by Stop).
   OnlineBackups& backups();
+  // backups().Begin of everything applied so far: on the member thread, the
+  // engine's open batch is committed first (the copy is taken on another
+  // connection; etcd's backend commits its batch before a snapshot too).
+  // `ready` as Begin's, also called with Begin's refusals.
+  void BeginBackup(size_t chunk_bytes, OnlineBackups::Ready ready);
 
   // Thread-safe: the password hash of `user` as last applied (nullopt: no
   // such user), so that a front end checks an Authenticate's password on

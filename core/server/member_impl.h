@@ -279,6 +279,8 @@ struct Member::Impl {
   void ProcessReady(Answers* answers) REQUIRES(member_thread);
   void Send(const raft::Message& m) REQUIRES(member_thread);
   void MaybeCompactLog() REQUIRES(member_thread);
+  Status CommitEngine() REQUIRES(member_thread);
+  void CommitEngineIfDue() REQUIRES(member_thread);
   void LeaveRaft(const Status& cause, Answers* answers) REQUIRES(member_thread);
   void TurnOutOfRaft(std::vector<Item> batch) REQUIRES(member_thread);
   Status InstallSnapshot(const raft::SnapshotMeta& meta) REQUIRES(member_thread);

@@ -80,8 +80,9 @@ void Member::Impl::ProcessReady(Answers* answers) {
     }
     if (!rd.snapshot.empty()) {
       // The cluster's first snapshot: the empty state this new member
-      // already has.
-      s = raft_storage->ApplySnapshot(rd.snapshot.meta);
+      // already has. (Its row needs a batch of its own.)
+      s = CommitEngine();
+      if (s.ok()) s = raft_storage->ApplySnapshot(rd.snapshot.meta);
       applied_index = snapshot_index = rd.snapshot.meta.index;
     }
     // Raft needs term and vote durable. The commit index only has to cover
@@ -123,17 +124,12 @@ void Member::Impl::ProcessReady(Answers* answers) {
       }
       MaybeTakeOverLeases();
     }
-    // The state the entries produced, committed without an fsync: after a
-    // crash the database's applied index says where the log replays from
+    // What the entries produced goes to the watch hub now; the SQLite
+    // commit comes in batches (CommitEngineIfDue), after the answers: a
+    // crash before it loses nothing, since a restart applies the entries
+    // again from the log, from the database's applied index on
     // (raft/durable_raft_storage.h).
-    if (s.ok()) {
-      const int64_t start_ns = clock->MonotonicNs();
-      s = engine->Commit();
-      if (s.ok() && options.metrics != nullptr) {
-        const double seconds = static_cast<double>(clock->MonotonicNs() - start_ns) / 1e9;
-        options.metrics->backend_commit_seconds.Observe(seconds);
-      }
-    }
+    if (s.ok()) s = engine->Publish();
     if (s.ok() && rd.hard_state) synced_hard_state = *rd.hard_state;
     if (!s.ok()) {
       LeaveRaft(s, answers);
@@ -152,6 +148,9 @@ void Member::Impl::ProcessReady(Answers* answers) {
         // installs it and gets everything else from the log. Any later one
         // means shipping this member's database first.
         if (m.snapshot.meta.index != 1 || raft_storage->booted_over_existing_data()) {
+          // The copy is taken on another connection: of what is committed.
+          // (A failed commit stops the engine; the turn then leaves Raft.)
+          (void)CommitEngine();
           shipper.Start(std::move(m));
           continue;
         }
@@ -187,6 +186,32 @@ void Member::Impl::ProcessReady(Answers* answers) {
   ServeConfirmedReads(answers);
   AnswerMovedLeader(answers);
   MaybeCompactLog();
+}
+
+// The engine's open batch committed to SQLite now, timed as etcd's
+// backend commit.
+Status Member::Impl::CommitEngine() {
+  const bool open = engine->batch_open();
+  const int64_t start_ns = clock->MonotonicNs();
+  Status s = engine->Commit();
+  if (s.ok() && open && options.metrics != nullptr) {
+    const double seconds = static_cast<double>(clock->MonotonicNs() - start_ns) / 1e9;
+    options.metrics->backend_commit_seconds.Observe(seconds);
+  }
+  return s;
+}
+
+// The batched commit: once the batch has been open the batch interval or
+// holds the batch limit of entries (ticks bring an idle member here too).
+// Its entries were answered already, durable in the log; a failed commit
+// takes the member out of Raft, and a restart applies them again.
+void Member::Impl::CommitEngineIfDue() {
+  if (!engine->CommitDue()) return;
+  Status s = CommitEngine();
+  if (s.ok()) return;
+  Answers answers;
+  LeaveRaft(s, &answers);
+  Deliver(&answers, s);
 }
 
 // A member that cannot persist leaves Raft until its storage works again
@@ -271,8 +296,10 @@ void Member::Impl::MaybeCompactLog() {
   const uint64_t compact_to = applied_index > options.snapshot_catchup_entries
                                   ? applied_index - options.snapshot_catchup_entries
                                   : 0;
-  // CreateSnapshot commits its row with an fsync in a batch of its own.
-  if (!engine->Commit().ok()) return;
+  // The open batch first: CreateSnapshot commits its row with an fsync in
+  // a batch of its own, which makes the batch durable too before the log
+  // drops the entries that produced it.
+  if (!CommitEngine().ok()) return;
   Status s = raft_storage->CreateSnapshot(meta, compact_to);
   if (s.ok()) {
     snapshot_index = applied_index;
@@ -287,6 +314,8 @@ Status Member::Impl::InstallSnapshot(const raft::SnapshotMeta& meta) {
   // becomes meta, and opening the Raft storage makes the log agree with it
   // (replaced, unless it holds meta's entry), with the commit index at
   // least meta's.
+  // Should the install fail, the old database stays: with all it applied.
+  NATCD_RETURN_IF_ERROR(CommitEngine());
   if (options.metrics) options.metrics->snapshot_apply_in_progress.Set(1);
   // Everything built on the old database goes: watches end with a reason
   // (clients re-create them from their last revision + 1).

@@ -76,6 +76,9 @@ struct Settings {
   int64_t election_timeout_ms = 1'000;
   int64_t snapshot_count = 10'000;
   int64_t raft_log_segment_bytes = int64_t{64} << 20;
+  // etcd's backend batch: 0 means etcd's default, as in etcd.
+  std::string backend_batch_interval = "100ms";
+  int64_t backend_batch_limit = 10'000;
   int64_t leader_request_weight = 48;
   std::string auto_compaction_mode = "off";
   int64_t auto_compaction_retention = 0;
@@ -287,6 +290,13 @@ int main(int argc, char** argv) {
   add("--raft-log-segment-bytes", s.raft_log_segment_bytes, "NATCD_RAFT_LOG_SEGMENT_BYTES",
       "size of each Raft log segment file, zero-filled when made (etcd's 64 MiB)")
       ->check(CLI::Range(int64_t{1024}, int64_t{1} << 40));
+  add("--backend-batch-interval", s.backend_batch_interval, "NATCD_BACKEND_BATCH_INTERVAL",
+      "the longest the database's open transaction stays uncommitted (a Go duration; 0: "
+      "etcd's 100ms); answers never wait for it, a restart applies it again from the Raft log");
+  add("--backend-batch-limit", s.backend_batch_limit, "NATCD_BACKEND_BATCH_LIMIT",
+      "the most applied entries in the database's open transaction before it commits (0: "
+      "etcd's 10000)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   add("--snapshot-count", s.snapshot_count, "NATCD_SNAPSHOT_COUNT",
       "applied entries between Raft log compactions");
   add("--leader-request-weight", s.leader_request_weight, "NATCD_LEADER_REQUEST_WEIGHT",
@@ -362,6 +372,14 @@ int main(int argc, char** argv) {
   if (!corrupt_check_ms.ok()) {
     fprintf(stderr, "natcd: --experimental-corrupt-check-time: %s\n",
             std::string(corrupt_check_ms.status().message()).c_str());
+    return 2;
+  }
+
+  auto batch_interval_ms = natcd::ParseGoDurationMs(s.backend_batch_interval);
+  if (!batch_interval_ms.ok() || *batch_interval_ms < 0) {
+    fprintf(stderr, "natcd: --backend-batch-interval: %s\n",
+            batch_interval_ms.ok() ? "negative duration"
+                                   : std::string(batch_interval_ms.status().message()).c_str());
     return 2;
   }
 
@@ -443,6 +461,10 @@ int main(int argc, char** argv) {
   options.engine.max_txn_ops = s.max_txn_ops;
   options.engine.value_cache_bytes = static_cast<size_t>(s.value_cache_mib) << 20;
   options.engine.lease_ttl_s_min = s.lease_ttl_min_s;
+  if (*batch_interval_ms > 0) options.engine.batch_interval_ms = *batch_interval_ms;
+  if (s.backend_batch_limit > 0) {
+    options.engine.batch_limit = static_cast<size_t>(s.backend_batch_limit);
+  }
   options.engine.watch.watch_queue_events_max = static_cast<size_t>(s.watch_queue_events);
   options.request_bytes_max = static_cast<size_t>(s.max_request_bytes);
   options.watch_window_messages = static_cast<size_t>(s.watch_window);

@@ -190,6 +190,29 @@ TEST_F(ConfigTest, RaftLogSegmentBytesSizesTheSegmentFiles) {
   EXPECT_NE(log.find("--raft-log-segment-bytes"), std::string::npos) << log;
 }
 
+// etcd's backend batch flags: a Go duration and a count, refused at start
+// when they are not.
+TEST_F(ConfigTest, BackendBatchFlagsTakeEtcdsValues) {
+  std::string log;
+  std::string line = ServingLine({"--config", "/dev/null", "--nats-url", server_.url(),
+                                  "--data-dir", dir_.File("batch"), "--backend-batch-limit", "1"},
+                                 {{"NATCD_BACKEND_BATCH_INTERVAL", "10ms"}}, nullptr, &log);
+  EXPECT_NE(line.find("serving"), std::string::npos) << log;
+  int status = 0;
+  line = ServingLine({"--config", "/dev/null", "--nats-url", server_.url(), "--data-dir",
+                      dir_.File("bad"), "--backend-batch-interval", "100"},
+                     {}, &status, &log);
+  EXPECT_TRUE(line.empty());
+  EXPECT_NE(log.find("--backend-batch-interval: time: missing unit in duration \"100\""),
+            std::string::npos)
+      << log;
+  line = ServingLine({"--config", "/dev/null", "--nats-url", server_.url(), "--data-dir",
+                      dir_.File("bad"), "--backend-batch-limit", "-1"},
+                     {}, &status, &log);
+  EXPECT_TRUE(line.empty());
+  EXPECT_NE(log.find("--backend-batch-limit"), std::string::npos) << log;
+}
+
 TEST_F(ConfigTest, HelpListsEverySetting) {
   std::string log;
   ServingLine({"--help"}, {}, nullptr, &log);
@@ -213,6 +236,8 @@ TEST_F(ConfigTest, HelpListsEverySetting) {
                            "--auto-compaction-mode",
                            "--quota-backend-bytes",
                            "--raft-log-segment-bytes",
+                           "--backend-batch-interval",
+                           "--backend-batch-limit",
                            "--experimental-corrupt-check-time",
                            "--experimental-initial-corrupt-check",
                            "NATCD_NATS_URL"}) {

@@ -36,7 +36,7 @@ size_t BackupChunkBytes(int64_t max_payload, bool json) {
   return static_cast<size_t>(std::max<int64_t>(bytes, kChunkBytesMin));
 }
 
-void ServeBackupRequest(server::OnlineBackups& backups, const Natcd__V1__SnapshotRequest& request,
+void ServeBackupRequest(server::Member& member, const Natcd__V1__SnapshotRequest& request,
                         std::unique_ptr<NatsResponder> responder, HeaderInfo header,
                         size_t chunk_bytes) {
   if (request.snapshot_id == 0) {
@@ -45,20 +45,20 @@ void ServeBackupRequest(server::OnlineBackups& backups, const Natcd__V1__Snapsho
           "ErrInvalidArgument", "offset and done need the snapshot_id of a backup"));
       return;
     }
-    // The responder travels to the copier thread, which answers once.
+    // The responder travels to the member thread, then to the copier
+    // thread; one of them answers, once.
     std::shared_ptr<NatsResponder> r(responder.release());
-    Status started = backups.Begin(chunk_bytes, [r, header](Result<server::BackupChunk> first) {
+    member.BeginBackup(chunk_bytes, [r, header](Result<server::BackupChunk> first) {
       if (!first.ok()) {
         r->RespondStatus(first.status());
         return;
       }
       r->RespondBody(Encode(*first, header, r->json()));
     });
-    if (!started.ok()) r->RespondStatus(started);
     return;
   }
   if (request.done) {
-    backups.End(request.snapshot_id);
+    member.backups().End(request.snapshot_id);
     ProtoArena arena;
     Natcd__V1__SnapshotResponse response;
     natcd__v1__snapshot_response__init(&response);
@@ -68,7 +68,7 @@ void ServeBackupRequest(server::OnlineBackups& backups, const Natcd__V1__Snapsho
     return;
   }
   Result<server::BackupChunk> chunk =
-      backups.Read(request.snapshot_id, request.offset, chunk_bytes);
+      member.backups().Read(request.snapshot_id, request.offset, chunk_bytes);
   if (!chunk.ok()) {
     responder->RespondStatus(chunk.status());
     return;

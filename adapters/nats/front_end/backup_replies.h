@@ -16,7 +16,7 @@
 
 #include "adapters/nats/front_end/nats_responder.h"
 #include "adapters/nats/natcd.pb-c.h"
-#include "server/online_backups.h"
+#include "server/member.h"
 
 namespace natcd::nats {
 
@@ -25,7 +25,7 @@ namespace natcd::nats {
 size_t BackupChunkBytes(int64_t max_payload, bool json);
 
 // Answers one SnapshotRequest through `responder` (now or from the copier).
-void ServeBackupRequest(server::OnlineBackups& backups, const Natcd__V1__SnapshotRequest& request,
+void ServeBackupRequest(server::Member& member, const Natcd__V1__SnapshotRequest& request,
                         std::unique_ptr<NatsResponder> responder, HeaderInfo header,
                         size_t chunk_bytes);
 

@@ -369,8 +369,7 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
       // Served here, not by the member's turn: the copy runs on a thread
       // of its own and chunks are read from it (backup_replies.h).
       const bool reply_json = responder->json();
-      ServeBackupRequest(member_->backups(),
-                         *reinterpret_cast<const Natcd__V1__SnapshotRequest*>(body.get()),
+      ServeBackupRequest(*member_, *reinterpret_cast<const Natcd__V1__SnapshotRequest*>(body.get()),
                          std::move(responder), Header(),
                          BackupChunkBytes(natsConnection_GetMaxPayload(nc_), reply_json));
       return;

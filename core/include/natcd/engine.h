@@ -11,13 +11,22 @@
 //  - Everything else is member-local: reads, lease keepalives and expiry
 //    decisions (leader only), watches.
 //
-// Group commit: Apply() writes into one open SQLite transaction; Commit()
-// makes every write applied since the previous Commit durable with one fsync
-// and only then hands their events to the watch hub. Acknowledge a write
-// only after the Commit that follows its Apply returned OK. If Commit fails
-// (a disk error), the engine refuses all further calls with that error: the
-// owner must close it and open it again, which rebuilds the state from what
-// is durable.
+// Batches. Apply() writes into one open SQLite transaction, the batch.
+// Publish(), once per Raft Ready, hands the events of what was applied since
+// the last call to the watch hub: an answer waits for that (and for the
+// entry to be durable in the Raft log), never for SQLite. Commit() commits
+// the batch, the applied index in the same transaction as the rows it
+// produced; a member commits when CommitDue() (the batch has been open
+// EngineOptions::batch_interval_ms or holds batch_limit applied entries:
+// etcd's backend batch) and whenever the database must be whole on disk
+// (log compaction, a copy taken on another connection, defragmentation,
+// shutdown). A crash loses the open batch, and a restart applies its
+// entries again from the log (AlreadyApplied says where the database
+// ends). Without a Raft log (an engine alone), acknowledge a write only
+// after the Commit that follows its Apply returned OK. If a Commit fails
+// (a disk error), the engine refuses all further calls with that error:
+// the owner must close it and open it again, which rebuilds the state from
+// what is durable.
 //
 // Thread safety: none. One thread (the node's engine loop) owns the engine.
 #pragma once
@@ -85,10 +94,15 @@ struct EngineOptions {
   // A lease offered for expiry whose revoke did not apply is offered again
   // after this long.
   int64_t lease_expire_retry_ms = 3'000;
-  // Rows dropped by compaction removed per Commit, so that compaction never
+  // Rows dropped by compaction removed per Publish, so that compaction never
   // stalls writes.
   size_t compaction_rows_per_commit = 1'000;
-  // Keep each Commit's events for TakeCommittedEvents.
+  // When the open batch is due for Commit: open this long, or holding this
+  // many applied entries (etcd's --backend-batch-interval 100ms and
+  // --backend-batch-limit 10000).
+  int64_t batch_interval_ms = 100;
+  size_t batch_limit = 10'000;
+  // Keep each Publish's events for TakeCommittedEvents.
   bool retain_committed_events = false;
   WatchHubOptions watch;
 };
@@ -136,9 +150,19 @@ class Engine final : public EventSource {
   // together and a restart does not apply it again.
   Status MarkApplied(uint64_t index);
 
-  // Makes every write applied since the last Commit durable (one fsync), then
-  // delivers their events to the watch hub. Also removes a bounded number of
-  // rows dropped by compaction.
+  // Hands the events of every write applied since the last Publish to the
+  // watch hub (CurrentRevision becomes revision()), and removes a bounded
+  // number of rows dropped by compaction and of expired request ids, in the
+  // open batch. Commits nothing.
+  Status Publish();
+  // Whether the open batch is due for Commit: open batch_interval_ms on the
+  // clock, or holding batch_limit applied entries (a batch opened by the
+  // Raft storage alone is due at once).
+  bool CommitDue() const;
+  // Whether a batch is open (writes not committed yet).
+  bool batch_open() const;
+  // Publish, then commit the open batch (no fsync when commits are not
+  // synced: see SetCommitsSynced) with the applied index.
   Status Commit();
 
   // Idempotent retries. RememberRequest records, in the open batch (so it is
@@ -146,7 +170,7 @@ class Engine final : public EventSource {
   // just applied for a request that carried `id`; the outcome is opaque
   // bytes chosen by the caller. FindRequest returns it while the wall clock
   // is before expires_at_ms, else null. Expired records are removed, a
-  // bounded number per Commit.
+  // bounded number per Publish.
   Status RememberRequest(const std::string& id, int64_t expires_at_ms, std::string outcome);
   const std::string* FindRequest(const std::string& id);
   size_t remembered_requests() const { return requests_.size(); }
@@ -161,8 +185,8 @@ class Engine final : public EventSource {
 
   // ---- member-local ----
 
-  // Reads the applied state (including writes not yet committed: reply to a
-  // read that follows a write only after that write's Commit).
+  // Reads the applied state (including writes not yet committed: on a
+  // member, their entries are durable in the Raft log).
   Result<RangeResponse> Range(const RangeRequest& request);
   LeaseKeepAliveResponse LeaseKeepAlive(const LeaseKeepAliveRequest& request);
   LeaseTimeToLiveResponse LeaseTimeToLive(const LeaseTimeToLiveRequest& request);
@@ -199,21 +223,21 @@ class Engine final : public EventSource {
 
   WatchHub& watches() { return *watches_; }
 
-  // The events of every Commit since the last call, oldest first (only when
+  // The events of every Publish since the last call, oldest first (only when
   // EngineOptions::retain_committed_events; the node publishes them).
   std::vector<std::shared_ptr<const std::vector<Event>>> TakeCommittedEvents() {
     return std::exchange(committed_events_, {});
   }
 
   // ---- EventSource (for the watch hub) ----
-  // The revision of the last Commit.
-  int64_t CurrentRevision() const override { return committed_revision_; }
+  // The revision of the last Publish.
+  int64_t CurrentRevision() const override { return published_revision_; }
   int64_t CompactRevision() const override;
   Status ReadEvents(const std::string& key, const std::string& range_end, int64_t from_revision,
                     int64_t to_revision, size_t max_events, bool with_prev_kv,
                     std::vector<Event>* out) override;
 
-  // The revision including applied but uncommitted writes.
+  // The revision including applied but unpublished writes.
   int64_t revision() const;
   uint64_t applied_index() const { return applied_index_; }
   size_t key_count() const;
@@ -250,7 +274,7 @@ class Engine final : public EventSource {
   // etcd's Hash (testing only): the kv and lease tables as stored.
   Result<HashResponse> Hash();
   // etcd's Defragment: commits the open batch, removes at once every row
-  // compaction dropped (otherwise removed a bounded number per Commit),
+  // compaction dropped (otherwise removed a bounded number per Publish),
   // then rewrites the database without its free pages (VACUUM) so that the
   // file shrinks. The caller's thread is blocked meanwhile, about as long
   // as it takes to copy the live data twice: 100,000 writes of 1 KiB over
@@ -274,6 +298,7 @@ class Engine final : public EventSource {
   Result<LeaseCheckpointResponse> ApplyLeaseCheckpoint(const LeaseCheckpointRequest& request);
   Status RemoveLease(int64_t id);
   Status ForgetExpiredRequests(size_t max);
+  Status OpenBatch();
   template <typename Resp>
   Result<Resp> ApplyAs(WriteRequest request);
 
@@ -281,8 +306,12 @@ class Engine final : public EventSource {
   std::unique_ptr<Parts> parts_;
   std::unique_ptr<WatchHub> watches_;
   std::mt19937_64 rng_;
-  int64_t committed_revision_ = 0;
+  int64_t published_revision_ = 0;
   uint64_t applied_index_ = 0;
+  // The open batch: when it opened (-1: not through the engine) and how
+  // many entries it applied.
+  int64_t batch_opened_ms_ = -1;
+  size_t batch_entries_ = 0;
   // The applied index the meta table holds.
   uint64_t persisted_applied_index_ = 0;
   Status failed_;

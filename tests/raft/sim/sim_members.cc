@@ -29,6 +29,11 @@ SimMember& Simulation::NewMember(const std::string& name, bool founder,
   }
   o.engine.clock = m->clock.get();
   o.engine.seed = rng_();
+  // Where the SQLite batch commits varies by member and seed (etcd's 100 ms
+  // and 10,000 entries, or much smaller batches), so that crashes and power
+  // losses land before, inside and after batches of every size.
+  o.engine.batch_interval_ms = Rand(0, 1) == 0 ? 100 : Rand(1, 300);
+  o.engine.batch_limit = Rand(0, 1) == 0 ? 10'000 : static_cast<size_t>(Rand(1, 20));
   o.engine.lease_ttl_s_min = 1;
   o.engine.lease_expire_retry_ms = 500;
   o.lease_check_interval_ms = 50;
