@@ -300,8 +300,18 @@ void Member::Impl::HandleMembership(std::unique_ptr<Request> request, Answers* a
     Answer_(answers, std::move(request), cc.status());
     return;
   }
+  std::vector<std::string> peer_urls;
+  if (const auto* add = std::get_if<MemberAddRequest>(&request->payload)) {
+    peer_urls = add->peer_urls;
+    Status free = membership.CheckPeerUrlsFree(cc->node_id, peer_urls, raft->conf_state());
+    if (!free.ok()) {
+      Answer_(answers, std::move(request), free);
+      return;
+    }
+  }
   const uint64_t seq = proposals.Next();
-  cc->context = EncodeConfChangeContext(ConfChangeContext{options.member_id, seq, name});
+  cc->context = EncodeConfChangeContext(
+      ConfChangeContext{options.member_id, seq, name, std::move(peer_urls)});
   if (!raft->ProposeConfChange(*cc).ok()) {
     Answer_(answers, std::move(request),
             Status::Unavailable("ErrProposalDropped",
