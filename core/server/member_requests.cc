@@ -393,6 +393,21 @@ void Member::Impl::RetryWaiting(Answers* answers) {
       }
     }
   }
+  if (!tasks_waiting_for_token.empty()) {
+    std::vector<TokenTask> waiting = std::move(tasks_waiting_for_token);
+    tasks_waiting_for_token.clear();
+    // In order; once one of a token's tasks stays, the later ones stay too.
+    for (TokenTask& t : waiting) {
+      const bool after_held =
+          std::any_of(tasks_waiting_for_token.begin(), tasks_waiting_for_token.end(),
+                      [&](const TokenTask& held) { return held.token == t.token; });
+      if (after_held || (TokenAhead(t.token) && now - t.since_ms <= options.request_timeout_ms)) {
+        tasks_waiting_for_token.push_back(std::move(t));
+      } else {
+        t.task(*engine);  // (past its deadline: the task answers the token invalid)
+      }
+    }
+  }
   if (!waiting_for_leader.empty() && raft->lead() != raft::kNoNode) {
     std::vector<std::unique_ptr<Request>> waiting = std::move(waiting_for_leader);
     waiting_for_leader.clear();
