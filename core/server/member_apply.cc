@@ -178,6 +178,18 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
   // is checked anew.
   const AuthStore& auth = engine->auth();
   if (command.auth_revision != 0 && auth.enabled() && command.auth_revision < auth.revision()) {
+    // etcd's server tries an Authenticate again while the auth store
+    // moved under it (v3_server.go Authenticate): checked against the
+    // store as it is now and proposed anew, within the request's time.
+    if (request != nullptr && command.auth_change &&
+        command.auth_change->kind == AuthChangeKind::kAuthenticate &&
+        clock->MonotonicMs() - request->received_ms <= options.request_timeout_ms) {
+      Item again;
+      again.kind = Item::Kind::kRequest;
+      again.request = std::move(request);
+      Enqueue(std::move(again));
+      return;
+    }
     if (request != nullptr) Answer_(answers, std::move(request), auth::ErrAuthOldRevision(), true);
     return;
   }
