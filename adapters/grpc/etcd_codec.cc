@@ -109,8 +109,9 @@ Result<server::RequestPayload> DecodeRequest(Method method, const ProtobufCMessa
         if (!from_url.ok()) return from_url.status();
         name = std::move(from_url).value();
       }
-      return server::RequestPayload(
-          server::MemberAddRequest{std::move(name), static_cast<bool>(in->islearner)});
+      server::MemberAddRequest add{std::move(name), static_cast<bool>(in->islearner), {}};
+      for (size_t i = 0; i < in->n_peerurls; i++) add.peer_urls.emplace_back(in->peerurls[i]);
+      return server::RequestPayload(std::move(add));
     }
     default:
       return Status::Internal("not a member request");

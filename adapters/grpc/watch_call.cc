@@ -28,7 +28,9 @@ bool WatchCall::OnMessage(std::string bytes) {
   auto self = shared_from_this();
   WatchRegistry* registry = calls_->watches;
   std::string token = AuthTokenOf(*context());
-  calls_->member->RunOnMemberThread([registry, self, shared, token](Engine&) {
+  // Held while this member has not applied the token's Authenticate (the
+  // stream's requests in order).
+  calls_->member->RunOnMemberThreadWithToken(token, [registry, self, shared, token](Engine&) {
     const auto* request = reinterpret_cast<const Natcd__Grpc__WatchRequest*>(shared->get());
     switch (request->request_union_case) {
       case NATCD__GRPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST:

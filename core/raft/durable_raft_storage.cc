@@ -490,6 +490,29 @@ Status DurableRaftStorage::SetMemberPeerUrls(NodeId id, const std::vector<std::s
   return Status::OK();
 }
 
+Status DurableRaftStorage::ForgetMemberUrls(NodeId id) {
+  char client[40];
+  char peer[48];
+  snprintf(client, sizeof client, "%s%016llx", kMemberUrlsPrefix,
+           static_cast<unsigned long long>(id));
+  snprintf(peer, sizeof peer, "%s%016llx", kMemberPeerUrlsPrefix,
+           static_cast<unsigned long long>(id));
+  NATCD_RETURN_IF_ERROR(backend_->BeginBatch());
+  sqlite3* db = backend_->handle();
+  const char* sql = "DELETE FROM raft_state WHERE name IN (?, ?)";
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(db, rc, sql);
+  sqlite3_bind_text(stmt, 1, client, -1, SQLITE_STATIC);
+  sqlite3_bind_text(stmt, 2, peer, -1, SQLITE_STATIC);
+  rc = sqlite3_step(stmt);
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "forget member URLs");
+  member_client_urls_.erase(id);
+  member_peer_urls_.erase(id);
+  return Status::OK();
+}
+
 Status DurableRaftStorage::PutState(const char* name, const std::string& value) {
   NATCD_RETURN_IF_ERROR(backend_->BeginBatch());
   Reset reset(put_state_);

@@ -39,8 +39,9 @@
 //     count then the IDs, little-endian), "boot_existing" (present: see
 //     booted_over_existing_data), "member/<16 hex digits of the ID>" (the
 //     member's name), "member-urls/<id in hex>" (its client URLs, one per
-//     line), "member-peer-urls/<id in hex>" (the peer URLs a MemberUpdate
-//     set, one per line);
+//     line), "member-peer-urls/<id in hex>" (the peer URLs a MemberAdd or
+//     MemberUpdate set, one per line; both URL rows go when the member is
+//     removed);
 //   read only to migrate them, never written: raft_log_run(first_idx
 //     INTEGER PRIMARY KEY, last_idx, entries) -- the entries first_idx..
 //     last_idx, each as term (u64), type (u8), data size (u32), data --
@@ -148,8 +149,10 @@ class DurableRaftStorage final : public Storage {
   const std::map<NodeId, std::vector<std::string>>& member_client_urls() const {
     return member_client_urls_;
   }
-  // Members' peer URLs (etcd's MemberUpdate), as applied.
+  // Members' peer URLs (etcd's MemberAdd and MemberUpdate), as applied.
   Status SetMemberPeerUrls(NodeId id, const std::vector<std::string>& urls);
+  // A removed member's client and peer URL rows go (its name stays).
+  Status ForgetMemberUrls(NodeId id);
   const std::map<NodeId, std::vector<std::string>>& member_peer_urls() const {
     return member_peer_urls_;
   }

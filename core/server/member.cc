@@ -324,6 +324,12 @@ void Member::Impl::Shutdown() {
   waiting_for_leader.clear();
   stop_all(std::move(waiting_for_token));
   waiting_for_token.clear();
+  // Front-end operations answer for themselves (as the queued tasks below).
+  std::vector<TokenTask> held_tasks = std::move(tasks_waiting_for_token);
+  tasks_waiting_for_token.clear();
+  if (engine) {
+    for (TokenTask& t : held_tasks) t.task(*engine);
+  }
   for (auto& moving : moving_leader) Answer_(&last, std::move(moving.request), Stopped());
   moving_leader.clear();
   stop_all(reads.TakeAll());
@@ -476,6 +482,7 @@ void Member::TEST_Crash() {
   (void)impl.proposals.TakeAll();
   impl.waiting_for_leader.clear();
   impl.waiting_for_token.clear();
+  impl.tasks_waiting_for_token.clear();
   (void)impl.reads.TakeAll();
   (void)impl.held_renewals.TakeAll();
   impl.moving_leader.clear();

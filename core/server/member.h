@@ -151,6 +151,13 @@ class Member {
   // Runs `task` on the member thread between two turns' steps, with the
   // engine open (front-end operations on watches). It must not block.
   void RunOnMemberThread(std::function<void(Engine&)> task);
+  // RunOnMemberThread, but while auth is enabled and `token`'s index (after
+  // its dot) is past what this member has applied, held until it has (or
+  // the request timeout passed): a watch created with a token from an
+  // Authenticate this member has not applied yet waits for it, as etcd's
+  // simple tokens wait for their index. Tasks held for the same token run
+  // in the order they came.
+  void RunOnMemberThreadWithToken(std::string token, std::function<void(Engine&)> task);
   void ReceiveRaft(raft::Message message);
   void ReceiveSnapshotChunk(std::string bytes);
   void ReceiveSnapshotAck(std::string bytes);

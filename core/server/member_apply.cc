@@ -94,6 +94,26 @@ void Member::Impl::ApplyConfChange(const raft::Entry& entry, Answers* answers) {
               context.member_name.c_str(), recorded.ToString().c_str());
     }
   }
+  // The URL rows, as etcd's member store keeps them: a MemberAdd's peer
+  // URLs recorded, a removed member's URLs gone. Not again after a restart
+  // (the rows are as of the applied index; a later MemberUpdate's must
+  // stay), so the entry counts as applied.
+  const bool adds_urls = cc.type != raft::ConfChangeType::kRemoveNode && !context.peer_urls.empty();
+  if ((adds_urls || cc.type == raft::ConfChangeType::kRemoveNode) &&
+      !engine->AlreadyApplied(entry.index)) {
+    Status recorded = engine->MarkApplied(entry.index);
+    if (recorded.ok() && adds_urls) {
+      recorded = raft_storage->SetMemberPeerUrls(cc.node_id, context.peer_urls);
+      if (recorded.ok()) membership.SetPeerUrls(cc.node_id, context.peer_urls);
+    } else if (recorded.ok()) {
+      recorded = raft_storage->ForgetMemberUrls(cc.node_id);
+      if (recorded.ok()) membership.ForgetUrls(cc.node_id);
+    }
+    if (!recorded.ok()) {
+      fprintf(stderr, "natcd %s: recording member %016llx's URLs: %s\n", options.name.c_str(),
+              static_cast<unsigned long long>(cc.node_id), recorded.ToString().c_str());
+    }
+  }
   if (context.origin_member != options.member_id) return;
   std::unique_ptr<Request> request = proposals.Take(context.origin_seq, entry.term);
   if (request == nullptr) return;
@@ -132,6 +152,8 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
   }
   if (command.member_attributes &&
       command.member_attributes->sets == MemberAttribute::kClientUrls) {
+    // Not again after a restart: a member removed since has no row.
+    if (engine->AlreadyApplied(entry.index)) return;
     const MemberAttributes& a = *command.member_attributes;
     membership.SetClientUrls(a.member_id, a.client_urls);
     Status recorded = raft_storage->SetMemberClientUrls(a.member_id, a.client_urls);
@@ -156,6 +178,18 @@ void Member::Impl::ApplyEntry(const raft::Entry& entry, Answers* answers) {
   // is checked anew.
   const AuthStore& auth = engine->auth();
   if (command.auth_revision != 0 && auth.enabled() && command.auth_revision < auth.revision()) {
+    // etcd's server tries an Authenticate again while the auth store
+    // moved under it (v3_server.go Authenticate): checked against the
+    // store as it is now and proposed anew, within the request's time.
+    if (request != nullptr && command.auth_change &&
+        command.auth_change->kind == AuthChangeKind::kAuthenticate &&
+        clock->MonotonicMs() - request->received_ms <= options.request_timeout_ms) {
+      Item again;
+      again.kind = Item::Kind::kRequest;
+      again.request = std::move(request);
+      Enqueue(std::move(again));
+      return;
+    }
     if (request != nullptr) Answer_(answers, std::move(request), auth::ErrAuthOldRevision(), true);
     return;
   }

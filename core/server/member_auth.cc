@@ -7,6 +7,7 @@
 // InternalAuthenticateRequest): the member that checked the password
 // proposes the user and a token's random part, and every member assigns
 // the token at apply, so a token works on every member.
+#include <algorithm>
 #include <cstdio>
 
 #include "auth/auth_errors.h"
@@ -99,6 +100,21 @@ Status Member::AuthorizeWatch(const std::string& token, bool auth_checked, bool 
     return auth::ErrPermissionDenied();
   }
   return Status::OK();
+}
+
+void Member::RunOnMemberThreadWithToken(std::string token, std::function<void(Engine&)> task) {
+  Impl* impl = impl_.get();
+  RunOnMemberThread([impl, token = std::move(token), task = std::move(task)](Engine& engine) {
+    impl->member_thread.AssertHeld();
+    const bool after_held =
+        std::any_of(impl->tasks_waiting_for_token.begin(), impl->tasks_waiting_for_token.end(),
+                    [&](const Impl::TokenTask& t) { return t.token == token; });
+    if (engine.auth().enabled() && (after_held || impl->TokenAhead(token))) {
+      impl->tasks_waiting_for_token.push_back({token, impl->clock->MonotonicMs(), task});
+    } else {
+      task(engine);
+    }
+  });
 }
 
 std::optional<std::string> Member::PasswordHash(const std::string& user) const {

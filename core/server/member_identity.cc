@@ -1,5 +1,6 @@
 #include "server/member_identity.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace natcd::server {
@@ -23,12 +24,26 @@ uint64_t ClusterIdOf(std::string_view subject_prefix, std::string_view cluster_n
 }
 
 std::string EncodeConfChangeContext(const ConfChangeContext& context) {
-  return std::to_string(context.origin_member) + ":" + std::to_string(context.origin_seq) + ":" +
-         context.member_name;
+  std::string out = std::to_string(context.origin_member) + ":" +
+                    std::to_string(context.origin_seq) + ":" + context.member_name;
+  for (const std::string& url : context.peer_urls) {
+    out += '\0';
+    out += url;
+  }
+  return out;
 }
 
 ConfChangeContext DecodeConfChangeContext(std::string_view context) {
   ConfChangeContext out;
+  if (size_t nul = context.find('\0'); nul != std::string_view::npos) {
+    for (size_t start = nul + 1;;) {
+      const size_t end = std::min(context.find('\0', start), context.size());
+      out.peer_urls.emplace_back(context.substr(start, end - start));
+      if (end == context.size()) break;
+      start = end + 1;
+    }
+    context = context.substr(0, nul);
+  }
   const size_t a = context.find(':');
   const size_t b = a == std::string_view::npos ? a : context.find(':', a + 1);
   if (b == std::string_view::npos) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace natcd::server {
 
@@ -25,11 +26,15 @@ inline uint64_t MemberIdOf(std::string_view member_name) { return NameHash(membe
 uint64_t ClusterIdOf(std::string_view subject_prefix, std::string_view cluster_name);
 
 // The context of a membership change: "<origin member>:<proposal seq>:<name>"
-// in decimal; the origin member answers the client once it is applied.
+// in decimal, then for each peer URL a MemberAdd was given a NUL and the
+// URL (names and URLs arrive as C strings: neither holds a NUL, so an
+// entry written before URLs were carried decodes as it did); the origin
+// member answers the client once it is applied.
 struct ConfChangeContext {
   uint64_t origin_member = 0;
   uint64_t origin_seq = 0;
   std::string member_name;
+  std::vector<std::string> peer_urls = {};
 
   bool operator==(const ConfChangeContext&) const = default;
 };

@@ -146,6 +146,13 @@ struct Member::Impl {
   // Requests whose token this member has not applied yet (its index, after
   // the dot, is past applied_index): etcd's simple tokens wait for it too.
   std::vector<std::unique_ptr<Request>> waiting_for_token GUARDED_BY(member_thread);
+  // Front-end tasks held alike (RunOnMemberThreadWithToken).
+  struct TokenTask {
+    std::string token;
+    int64_t since_ms = 0;
+    std::function<void(Engine&)> task;
+  };
+  std::vector<TokenTask> tasks_waiting_for_token GUARDED_BY(member_thread);
   std::vector<MovingLeader> moving_leader GUARDED_BY(member_thread);
   // Keepalives answered once their checkpoint is applied (held_renewals.h).
   HeldRenewals held_renewals GUARDED_BY(member_thread);

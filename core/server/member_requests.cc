@@ -300,8 +300,18 @@ void Member::Impl::HandleMembership(std::unique_ptr<Request> request, Answers* a
     Answer_(answers, std::move(request), cc.status());
     return;
   }
+  std::vector<std::string> peer_urls;
+  if (const auto* add = std::get_if<MemberAddRequest>(&request->payload)) {
+    peer_urls = add->peer_urls;
+    Status free = membership.CheckPeerUrlsFree(cc->node_id, peer_urls, raft->conf_state());
+    if (!free.ok()) {
+      Answer_(answers, std::move(request), free);
+      return;
+    }
+  }
   const uint64_t seq = proposals.Next();
-  cc->context = EncodeConfChangeContext(ConfChangeContext{options.member_id, seq, name});
+  cc->context = EncodeConfChangeContext(
+      ConfChangeContext{options.member_id, seq, name, std::move(peer_urls)});
   if (!raft->ProposeConfChange(*cc).ok()) {
     Answer_(answers, std::move(request),
             Status::Unavailable("ErrProposalDropped",
@@ -380,6 +390,21 @@ void Member::Impl::RetryWaiting(Answers* answers) {
         Answer_(answers, std::move(request), auth::ErrInvalidAuthToken());  // a made-up index
       } else {
         waiting_for_token.push_back(std::move(request));
+      }
+    }
+  }
+  if (!tasks_waiting_for_token.empty()) {
+    std::vector<TokenTask> waiting = std::move(tasks_waiting_for_token);
+    tasks_waiting_for_token.clear();
+    // In order; once one of a token's tasks stays, the later ones stay too.
+    for (TokenTask& t : waiting) {
+      const bool after_held =
+          std::any_of(tasks_waiting_for_token.begin(), tasks_waiting_for_token.end(),
+                      [&](const TokenTask& held) { return held.token == t.token; });
+      if (after_held || (TokenAhead(t.token) && now - t.since_ms <= options.request_timeout_ms)) {
+        tasks_waiting_for_token.push_back(std::move(t));
+      } else {
+        t.task(*engine);  // (past its deadline: the task answers the token invalid)
       }
     }
   }

@@ -54,6 +54,11 @@ Status Membership::CheckPeerUrls(NodeId id, const std::vector<std::string>& urls
   if (!IsIn(cs.voters, id) && !IsIn(cs.learners, id)) {
     return Status::NotFound("ErrMemberNotFound", "etcdserver: member not found");
   }
+  return CheckPeerUrlsFree(id, urls, cs);
+}
+
+Status Membership::CheckPeerUrlsFree(NodeId id, const std::vector<std::string>& urls,
+                                     const raft::ConfState& cs) const {
   for (const auto& [other, taken] : peer_urls_) {
     if (other == id || (!IsIn(cs.voters, other) && !IsIn(cs.learners, other))) continue;
     for (const std::string& url : urls) {

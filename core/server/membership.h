@@ -31,6 +31,11 @@ class Membership {
   // the member's peer endpoint itself (its Raft subject).
   void SetPeerUrls(NodeId id, std::vector<std::string> urls) { peer_urls_[id] = std::move(urls); }
   const std::vector<std::string>& peer_urls(NodeId id) const;
+  // A removed member's client and peer URLs go (its name stays).
+  void ForgetUrls(NodeId id) {
+    client_urls_.erase(id);
+    peer_urls_.erase(id);
+  }
   // The members of `cs`, voters first, each with its name (its ID in hex
   // when none is known).
   std::vector<MemberInfo> Members(const raft::ConfState& cs) const;
@@ -59,6 +64,10 @@ class Membership {
   // FailedPrecondition) for a URL another member of `cs` has recorded.
   Status CheckPeerUrls(NodeId id, const std::vector<std::string>& urls,
                        const raft::ConfState& cs) const;
+  // ErrPeerURLExist when a member of `cs` other than `id` has recorded one
+  // of `urls` (etcd's check of a MemberAdd's URLs too).
+  Status CheckPeerUrlsFree(NodeId id, const std::vector<std::string>& urls,
+                           const raft::ConfState& cs) const;
 
  private:
   std::map<NodeId, std::string> names_;

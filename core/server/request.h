@@ -79,6 +79,7 @@ struct MemberListResponse {
 struct MemberAddRequest {
   std::string name;
   bool is_learner = false;
+  std::vector<std::string> peer_urls = {};  // recorded as MemberUpdate's are
 };
 struct MemberAddResponse {
   ResponseHeader header;

@@ -1,6 +1,7 @@
 #include "plugin/natcdctl/context.h"
 
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,17 +40,48 @@ natsStatus Dial(const Options& o, natsConnection** nc) {
   if (st == NATS_OK) st = natsOptions_SetMaxReconnect(nats_opts, -1);
   if (st == NATS_OK) st = natsOptions_SetReconnectWait(nats_opts, 250);
   if (st == NATS_OK) {
-    st = natcd::ApplyNatsAuth(
-        nats_opts, {o.user, o.password, o.token, o.creds, o.tls_ca, o.tls_cert, o.tls_key});
+    st = natcd::ApplyNatsAuth(nats_opts, {o.nats_user, o.nats_password, o.token, o.creds, o.tls_ca,
+                                          o.tls_cert, o.tls_key});
   }
   if (st == NATS_OK) st = natsConnection_Connect(nc, nats_opts);
   natsOptions_Destroy(nats_opts);
   return st;
 }
 
+// etcdctl's prompt (speakeasy.Ask): "Password: " on stdout, the terminal's
+// echo off while a line is read from stdin byte by byte (nothing past it
+// is taken from a watch's or a command's input), a newline after it.
+bool AskPassword(std::string* password) {
+  Write("Password: ");
+  termios saved{};
+  const bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+  if (tty) {
+    termios quiet = saved;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+  }
+  password->clear();
+  bool ok = true;
+  for (char ch;;) {
+    ssize_t n = read(STDIN_FILENO, &ch, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;
+    if (n <= 0 || ch == '\n') break;
+    password->push_back(ch);
+  }
+  if (tty) tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+  if (!password->empty() && password->back() == '\r') password->pop_back();
+  Write("\n");
+  return ok;
+}
+
 }  // namespace
 
-int Context::Open(Conn* c) const {
+int Context::Open(Conn* c) {
+  if (!opts.user.empty() && !opts.password_given) {
+    if (!AskPassword(&opts.password)) return Fail(kExitError, strerror(errno));
+    opts.password_given = true;
+  }
   natsStatus st = Dial(opts, &c->nc);
   if (st != NATS_OK) {
     return Fail(kExitBadConnection,
@@ -60,8 +92,14 @@ int Context::Open(Conn* c) const {
   client_opts.prefix = opts.prefix.c_str();
   client_opts.retries = 1;
   client_opts.timeout_ms = std::max<int64_t>(TimeoutMs() / 2, 1);
+  if (!opts.user.empty()) {
+    client_opts.user = opts.user.c_str();
+    client_opts.password = opts.password.c_str();
+  }
   natcdStatus s = natcdClient_Create(&c->client, c->nc, &client_opts);
-  return s == natcdStatus_OK ? 0 : LibFail(s);
+  // etcdctl exits with ExitBadConnection when its client cannot be made,
+  // a failed authentication included.
+  return s == natcdStatus_OK ? 0 : Fail(kExitBadConnection, LibErrorText(s));
 }
 
 std::string Context::Endpoint(const Conn& c) const {

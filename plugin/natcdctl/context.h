@@ -28,8 +28,14 @@ constexpr int kExitBadArgs = 128;
 struct Options {
   std::string nats_url = "nats://127.0.0.1:4222";
   std::string prefix = "natcd";
+  // etcdctl's --user and --password: natcd's auth. The password comes from
+  // "name:password", --password, or a prompt (password_given false).
   std::string user;
   std::string password;
+  bool password_given = false;
+  // The NATS login.
+  std::string nats_user;
+  std::string nats_password;
   std::string token;
   std::string creds;
   std::string tls_ca;
@@ -64,8 +70,10 @@ struct Context {
 
   // --command-timeout in milliseconds.
   int64_t TimeoutMs() const;
-  // Connects; on failure prints the error and returns its exit code (else 0).
-  int Open(Conn* c) const;
+  // Connects (with --user, prompting for the password if none was given,
+  // then authenticating); on failure prints the error and returns its exit
+  // code (else 0).
+  int Open(Conn* c);
   // The server URL the connection reached (else --nats-url).
   std::string Endpoint(const Conn& c) const;
 };

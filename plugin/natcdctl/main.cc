@@ -3,9 +3,14 @@
 //
 // Global flags may also be given as NATCDCTL_* environment variables (as
 // etcdctl's ETCDCTL_*): NATCDCTL_NATS_URL, NATCDCTL_PREFIX, NATCDCTL_USER,
-// NATCDCTL_PASSWORD, NATCDCTL_TOKEN, NATCDCTL_CREDS, NATCDCTL_TLS_CA,
-// NATCDCTL_TLS_CERT, NATCDCTL_TLS_KEY, NATCDCTL_COMMAND_TIMEOUT,
-// NATCDCTL_WRITE_OUT, NATCDCTL_DIAL_TIMEOUT, NATCDCTL_HEX, NATCDCTL_CLUSTER.
+// NATCDCTL_PASSWORD, NATCDCTL_NATS_USER, NATCDCTL_NATS_PASSWORD,
+// NATCDCTL_TOKEN, NATCDCTL_CREDS, NATCDCTL_TLS_CA, NATCDCTL_TLS_CERT,
+// NATCDCTL_TLS_KEY, NATCDCTL_COMMAND_TIMEOUT, NATCDCTL_WRITE_OUT,
+// NATCDCTL_DIAL_TIMEOUT, NATCDCTL_HEX, NATCDCTL_CLUSTER.
+//
+// --user and --password are etcdctl's: natcd's auth (a token from
+// P.auth.authenticate). The NATS login is --nats-user and --nats-password
+// (or user:password@ in the NATS URL), --token and --creds.
 //
 // main() parses the flags into one Context and hands it to the command
 // groups (commands.h), one file each; every request goes through the C
@@ -53,8 +58,13 @@ int main(int argc, char** argv) {
   global("--nats-url,--endpoints", opts.nats_url, "NATCDCTL_NATS_URL",
          "NATS server URL(s), comma-separated");
   global("--prefix", opts.prefix, "NATCDCTL_PREFIX", "natcd's subject prefix");
-  global("--user", opts.user, "NATCDCTL_USER", "NATS user (username[:password] as etcdctl)");
-  global("--password", opts.password, "NATCDCTL_PASSWORD", "NATS password");
+  global("--user", opts.user, "NATCDCTL_USER",
+         "username[:password] for authentication (prompt if password is not supplied)");
+  global("--password", opts.password, "NATCDCTL_PASSWORD",
+         "password for authentication (if this option is used, --user option shouldn't include "
+         "password)");
+  global("--nats-user", opts.nats_user, "NATCDCTL_NATS_USER", "NATS user");
+  global("--nats-password", opts.nats_password, "NATCDCTL_NATS_PASSWORD", "NATS password");
   global("--token", opts.token, "NATCDCTL_TOKEN", "NATS token");
   global("--creds", opts.creds, "NATCDCTL_CREDS", "NATS credentials file (JWT + nkey)");
   global("--tls-ca,--cacert", opts.tls_ca, "NATCDCTL_TLS_CA", "CA certificate file for the server");
@@ -101,10 +111,13 @@ int main(int argc, char** argv) {
     if (ParseDurationMs(opts.dial_timeout) <= 0) {
       throw CLI::ValidationError("--dial-timeout", "bad duration " + opts.dial_timeout);
     }
-    // etcdctl's --user accepts "name:password".
+    // etcdctl's --user: "name:password" unless --password is given.
     if (size_t colon = opts.user.find(':'); colon != std::string::npos && opts.password.empty()) {
       opts.password = opts.user.substr(colon + 1);
       opts.user = opts.user.substr(0, colon);
+      opts.password_given = true;
+    } else {
+      opts.password_given = !opts.password.empty();
     }
   });
 

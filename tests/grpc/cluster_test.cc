@@ -336,8 +336,19 @@ TEST_F(GrpcClusterTest, MemberAddPromoteRemove) {
       << r.out;
   const std::string id = m[1];
   EXPECT_NE(r.out.find("ETCD_NAME=\"n4\""), std::string::npos) << r.out;
-  r = Run({"member", "list"}, endpoints_["n1"]);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(id + ", started, n4, [^,]+, , true\n"))) << r.out;
+  EXPECT_NE(r.out.find("n4=http://n4:2380"), std::string::npos) << r.out;
+  // Its peer URL is recorded on every member, as etcd's MemberAdd records it.
+  for (const char* member : {"n1", "n2", "n3"}) {
+    EXPECT_TRUE(Eventually([&] {
+      return Run({"member", "list"}, endpoints_[member])
+                 .out.find(id + ", started, n4, http://n4:2380, , true\n") != std::string::npos;
+    })) << member;
+  }
+  // (etcdctl names no member: natcd takes the name from the first URL.)
+  r = Run({"member", "add", "n5", "--peer-urls", "http://n5:2380,http://n4:2380"},
+          endpoints_["n1"]);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("etcdserver: Peer URLs already exists"), std::string::npos) << r.err;
   // A learner that never started is not in sync: etcd's refusal.
   r = Run({"member", "promote", id}, endpoints_["n3"]);
   EXPECT_NE(r.code, 0);

@@ -196,18 +196,25 @@ TEST_F(NatcdctlTest, TokenAndUserAuthentication) {
   struct Case {
     std::vector<std::string> server_args, natcd_args, ctl_args;
     Env env;
+    std::string url_login = "";  // "user:password@" in natcdctl's NATS URL
   };
   std::vector<Case> cases = {
       {{"--auth", "s3cret"}, {"--token", "s3cret"}, {"--token", "s3cret"}, {}},
       {{"--auth", "s3cret"}, {"--token", "s3cret"}, {}, {{"NATCDCTL_TOKEN", "s3cret"}}},
       {{"--user", "alice", "--pass", "pw"},
        {"--user", "alice", "--password", "pw"},
-       {"--user", "alice:pw"},
+       {"--nats-user", "alice", "--nats-password", "pw"},
        {}},
       {{"--user", "alice", "--pass", "pw"},
        {"--user", "alice", "--password", "pw"},
        {},
-       {{"NATCDCTL_USER", "alice"}, {"NATCDCTL_PASSWORD", "pw"}}},
+       {{"NATCDCTL_NATS_USER", "alice"}, {"NATCDCTL_NATS_PASSWORD", "pw"}}},
+      // nats.c takes the login from the URL too.
+      {{"--user", "alice", "--pass", "pw"},
+       {"--user", "alice", "--password", "pw"},
+       {},
+       {},
+       "alice:pw@"},
   };
   for (const Case& c : cases) {
     NatsServerOptions options;
@@ -219,7 +226,9 @@ TEST_F(NatcdctlTest, TokenAndUserAuthentication) {
     natcd_args.insert(natcd_args.end(), {"--log-level", "warn"});
     NatcdProcess natcd(server.url(), dir.path(), natcd_args);
     ASSERT_TRUE(natcd.Start());
-    std::vector<std::string> args = {"--nats-url", server.url()};
+    std::string url = server.url();
+    url.insert(url.find("//") + 2, c.url_login);
+    std::vector<std::string> args = {"--nats-url", url};
     args.insert(args.end(), c.ctl_args.begin(), c.ctl_args.end());
     std::vector<std::string> put = args;
     put.insert(put.end(), {"put", "/auth", "ok"});

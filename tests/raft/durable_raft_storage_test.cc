@@ -183,6 +183,23 @@ TEST_F(DurableRaftStorageTest, MemberUrlsSurviveReopenInTheirPinnedRows) {
   EXPECT_EQ(storage_->member_client_urls(), (Urls{{7, {"http://127.0.0.1:2379"}}}));
 }
 
+TEST_F(DurableRaftStorageTest, ARemovedMembersUrlRowsGoItsNameStays) {
+  Open();
+  ASSERT_OK(storage_->SetMemberName(7, "n7"));
+  ASSERT_OK(storage_->SetMemberClientUrls(7, {"http://127.0.0.1:2379"}));
+  ASSERT_OK(storage_->SetMemberPeerUrls(7, {"http://n7:2380"}));
+  ASSERT_OK(storage_->SetMemberPeerUrls(8, {"http://n8:2380"}));
+  Commit();
+  ASSERT_OK(storage_->ForgetMemberUrls(7));
+  Commit();
+  EXPECT_EQ(Count("SELECT count(*) FROM raft_state WHERE name LIKE 'member%/0000000000000007'"), 1);
+  Open();
+  using Urls = std::map<NodeId, std::vector<std::string>>;
+  EXPECT_EQ(storage_->member_peer_urls(), (Urls{{8, {"http://n8:2380"}}}));
+  EXPECT_TRUE(storage_->member_client_urls().empty());
+  EXPECT_EQ(storage_->member_names().at(7), "n7");
+}
+
 TEST_F(DurableRaftStorageTest, SnapshotCompactsAndSurvivesReopen) {
   Open();
   std::vector<Entry> entries;

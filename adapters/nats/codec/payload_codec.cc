@@ -135,6 +135,10 @@ WireRequest EncodeWireRequest(const server::RequestPayload& payload) {
           natcd__v1__member_add_request__init(&m);
           m.name = const_cast<char*>(r.name.c_str());
           m.islearner = r.is_learner;
+          std::vector<char*> urls;
+          for (const std::string& url : r.peer_urls) urls.push_back(const_cast<char*>(url.c_str()));
+          m.n_peerurls = urls.size();
+          m.peerurls = urls.data();
           return Packed(K::kMemberAdd, "cluster.member.add", &m.base);
         } else if constexpr (std::is_same_v<T, server::MemberRemoveRequest>) {
           Natcd__V1__MemberRemoveRequest m;

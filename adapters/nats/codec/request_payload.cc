@@ -93,8 +93,9 @@ Result<server::RequestPayload> ToPayload(EndpointKind kind, const ProtobufCMessa
       return server::RequestPayload(server::MemberListRequest{});
     case EndpointKind::kMemberAdd: {
       auto* in = reinterpret_cast<const Natcd__V1__MemberAddRequest*>(body);
-      return server::RequestPayload(
-          server::MemberAddRequest{in->name ? in->name : "", static_cast<bool>(in->islearner)});
+      server::MemberAddRequest add{in->name ? in->name : "", static_cast<bool>(in->islearner), {}};
+      for (size_t i = 0; i < in->n_peerurls; i++) add.peer_urls.emplace_back(in->peerurls[i]);
+      return server::RequestPayload(std::move(add));
     }
     case EndpointKind::kMemberRemove:
       return server::RequestPayload(server::MemberRemoveRequest{

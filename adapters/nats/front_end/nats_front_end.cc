@@ -325,11 +325,13 @@ void NatsFrontEnd::Receive(Endpoint* endpoint, natsMsg* msg) {
     case EndpointKind::kWatchCreate: {
       auto shared_body = std::make_shared<UniqueMessage>(std::move(body));
       std::shared_ptr<NatsResponder> r(responder.release());
-      member_->RunOnMemberThread(
-          [this, r, shared_body, json, token = AuthToken(msg)](Engine& engine) {
-            on_member_thread_.AssertHeld();
-            CreateWatch(engine, *r, *shared_body, json, token);
-          });
+      // Held while this member has not applied the token's Authenticate.
+      const std::string token = AuthToken(msg);
+      member_->RunOnMemberThreadWithToken(token,
+                                          [this, r, shared_body, json, token](Engine& engine) {
+                                            on_member_thread_.AssertHeld();
+                                            CreateWatch(engine, *r, *shared_body, json, token);
+                                          });
       return;
     }
     case EndpointKind::kWatchCancel: {

@@ -145,5 +145,47 @@ TEST_F(MemberAuthRevisionTest, APutCheckedBeforeARevokeThatAppliesFirstIsRefused
   EXPECT_EQ(Count("/b/raced"), 0);
 }
 
+// etcd's server retries an Authenticate whose auth revision went stale
+// (v3_server.go): the client gets its token, not ErrAuthOldRevision.
+TEST_F(MemberAuthRevisionTest, AnAuthenticateRacingAnAuthChangeIsTriedAgain) {
+  EnableAuth();
+  Auth(AuthOp::kUserAdd, "bob", "");
+  auto checked = [&](AuthRequest r) {
+    r.password_hash = "$2b$04$not-checked-here";  // as bob's (Auth above)
+    auto request = std::make_unique<Request>();
+    request->payload = r;
+    request->auth_checked = true;
+    return Submit(std::move(request));
+  };
+  AuthRequest role_add;
+  role_add.op = AuthOp::kRoleAdd;
+  role_add.role = "r1";
+  AuthRequest authenticate;
+  authenticate.op = AuthOp::kAuthenticate;
+  authenticate.user = "bob";
+  // Proposed in one turn: the Authenticate at the revision before the
+  // role's addition, which applies first.
+  std::shared_ptr<Answer> added = checked(role_add);
+  std::shared_ptr<Answer> token = checked(authenticate);
+  for (int i = 0; i < 10 && !(added->result && token->result); i++) member_->RunOneTurn();
+  ASSERT_TRUE(added->result && token->result);
+  ASSERT_TRUE(added->result->ok()) << added->result->status().ToString();
+  ASSERT_TRUE(token->result->ok()) << token->result->status().ToString();
+  EXPECT_FALSE(std::get<AuthResponse>(token->result->value()).token.empty());
+
+  // One the store refuses now is answered as such (bob gone).
+  std::shared_ptr<Answer> deleted = checked([] {
+    AuthRequest r;
+    r.op = AuthOp::kUserDelete;
+    r.user = "bob";
+    return r;
+  }());
+  token = checked(authenticate);
+  for (int i = 0; i < 10 && !(deleted->result && token->result); i++) member_->RunOneTurn();
+  ASSERT_TRUE(deleted->result && token->result);
+  ASSERT_FALSE(token->result->ok());
+  EXPECT_EQ(token->result->status().name(), "ErrAuthFailed");
+}
+
 }  // namespace
 }  // namespace natcd::server

@@ -40,6 +40,18 @@ TEST(MemberIdentity, ConfChangeContextIsOriginSeqName) {
   EXPECT_EQ(DecodeConfChangeContext("1:2:a:b"), (ConfChangeContext{1, 2, "a:b"}));
 }
 
+TEST(MemberIdentity, ConfChangeContextCarriesPeerUrlsAfterNuls) {
+  // DO NOT CHANGE: persisted. A MemberAdd's peer URLs, each after a NUL.
+  using namespace std::string_literals;
+  const ConfChangeContext added{7, 3, "n4", {"http://10.0.0.4:2380", "http://h4:2380"}};
+  const std::string bytes = "7:3:n4\0http://10.0.0.4:2380\0http://h4:2380"s;
+  EXPECT_EQ(EncodeConfChangeContext(added), bytes);
+  EXPECT_EQ(DecodeConfChangeContext(bytes), added);
+  EXPECT_EQ(DecodeConfChangeContext("1:2:n\0"s), (ConfChangeContext{1, 2, "n", {""}}));
+  // Without URLs, nothing after the name (the bytes written before).
+  EXPECT_EQ(EncodeConfChangeContext({1, 2, "a:b", {}}), "1:2:a:b");
+}
+
 TEST(MemberIdentity, ConfChangeContextReadsEverythingAsBefore) {
   // Fewer than two colons: all name (a context written by hand, or none).
   EXPECT_EQ(DecodeConfChangeContext("n5"), (ConfChangeContext{0, 0, "n5"}));

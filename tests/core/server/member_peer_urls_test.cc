@@ -1,4 +1,5 @@
-// etcd's MemberUpdate on a member (core/server/member_peer_urls.cc): peer
+// etcd's MemberUpdate on a member (core/server/member_peer_urls.cc), and the
+// peer URLs a MemberAdd records and a MemberRemove drops: peer
 // URLs through the log, answered with the membership, refused as etcd
 // refuses them, and listed as they were after a restart. One member of its
 // own (a learner added beside it that never runs), driven turn by turn.
@@ -93,6 +94,44 @@ TEST_F(MemberPeerUrlsTest, ARestartKeepsThemAndTheirRefusals) {
   EXPECT_EQ(Update(n1_, {"http://a:2380"}), "OK") << "free now";
   ASSERT_NO_FATAL_FAILURE(Restart());
   EXPECT_EQ(Listed(), (std::map<NodeId, Urls>{{n1_, {"http://a:2380"}}, {n2_, {"http://b:2380"}}}));
+}
+
+// etcd's MemberAdd records the peer URLs it is given (the same row).
+TEST_F(MemberPeerUrlsTest, MemberAddRecordsItsPeerUrls) {
+  const NodeId n3 = MemberIdOf("natcd-3");
+  Result<Response> r = Ask(MemberAddRequest{"natcd-3", true, {"http://n3:2380", "http://h3:2380"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const MemberAddResponse& added = std::get<MemberAddResponse>(r.value());
+  EXPECT_EQ(added.member.id, n3);
+  EXPECT_EQ(added.member.peer_urls, (Urls{"http://n3:2380", "http://h3:2380"}));
+  EXPECT_EQ(Listed().at(n3), (Urls{"http://n3:2380", "http://h3:2380"}));
+  EXPECT_EQ(Update(n2_, {"http://h3:2380"}),
+            "ErrPeerURLExist: etcdserver: Peer URLs already exists");
+  Result<Response> taken = Ask(MemberAddRequest{"natcd-4", true, {"http://h3:2380"}});
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.status().ToString(),
+            Status::InvalidArgument("ErrPeerURLExist", "etcdserver: Peer URLs already exists")
+                .ToString());
+  // A later MemberUpdate is what a restart lists (the addition is not
+  // recorded again when the log is replayed).
+  ASSERT_EQ(Update(n3, {"http://n3b:2380"}), "OK");
+  ASSERT_NO_FATAL_FAILURE(Restart());
+  EXPECT_EQ(Listed().at(n3), Urls{"http://n3b:2380"});
+}
+
+// A removed member's URLs go: free for others, not listed when it is added
+// again without them, after a restart too.
+TEST_F(MemberPeerUrlsTest, ARemovedMembersUrlsGo) {
+  const NodeId n3 = MemberIdOf("natcd-3");
+  ASSERT_TRUE(Ask(MemberAddRequest{"natcd-3", true, {"http://n3:2380"}}).ok());
+  ASSERT_TRUE(Ask(MemberRemoveRequest{n3}).ok());
+  ASSERT_TRUE(Ask(MemberAddRequest{"natcd-3", true, {}}).ok());
+  EXPECT_EQ(Listed().at(n3), Urls{});
+  EXPECT_EQ(Update(n2_, {"http://n3:2380"}), "OK");
+  ASSERT_TRUE(Ask(MemberRemoveRequest{n2_}).ok());
+  ASSERT_NO_FATAL_FAILURE(Restart());
+  EXPECT_EQ(Listed(), (std::map<NodeId, Urls>{{n1_, {}}, {n3, {}}}));
+  EXPECT_EQ(Update(n3, {"http://n3:2380"}), "OK") << "n2's URL went with it";
 }
 
 }  // namespace
