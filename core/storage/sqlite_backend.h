@@ -170,6 +170,8 @@ class SqliteBackend {
   sqlite3_stmt* get_meta_ = nullptr;
   sqlite3_stmt* put_request_ = nullptr;
   sqlite3_stmt* delete_request_ = nullptr;
+  sqlite3_stmt* page_count_ = nullptr;
+  sqlite3_stmt* page_size_ = nullptr;
 };
 
 // Maps an SQLite result code to a Status, keeping the extended code and
