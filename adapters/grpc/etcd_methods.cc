@@ -110,4 +110,6 @@ const MethodInfo* FindMethod(std::string_view path) {
   return nullptr;
 }
 
+std::span<const MethodInfo> AllMethods() { return kMethods; }
+
 }  // namespace natcd::etcd_api

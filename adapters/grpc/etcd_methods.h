@@ -9,6 +9,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include <span>
 #include <string_view>
 
 namespace natcd::etcd_api {
@@ -79,5 +80,8 @@ struct MethodInfo {
 
 // The method at `path`; null for one natcd does not serve.
 const MethodInfo* FindMethod(std::string_view path);
+
+// Every method natcd serves.
+std::span<const MethodInfo> AllMethods();
 
 }  // namespace natcd::etcd_api

@@ -1,10 +1,14 @@
 #include "adapters/grpc/unary_call.h"
 
+#include <utility>
+
 #include "adapters/grpc/auth_codec.h"
 #include "adapters/grpc/auth_token.h"
+#include "adapters/grpc/byte_buffers.h"
 #include "adapters/grpc/call_responder.h"
 #include "adapters/grpc/etcd_error.h"
 #include "adapters/grpc/etcd_rpc.pb-c.h"
+#include "adapters/grpc/leader_monitor.h"
 #include "adapters/grpc/message_decoder.h"
 #include "auth/password.h"
 
@@ -53,48 +57,87 @@ Status PreparePassword(const server::Member& member, int bcrypt_cost, DecodedAut
 
 }  // namespace
 
-grpc::ServerGenericBidiReactor* UnaryCall::Start(grpc::GenericCallbackServerContext* context,
-                                                 const MethodInfo* method,
-                                                 const CallContext* calls) {
-  std::shared_ptr<UnaryCall> call(new UnaryCall(context, method, calls));
-  call->Begin();
-  return call.get();
+// The member's answer to a unary call: the response message, or etcd's
+// status, then the call's end.
+class UnaryResponder final : public server::Responder {
+ public:
+  UnaryResponder(UnaryCall* call, ResponseEncoder encode)
+      : call_(call), encode_(std::move(encode)) {}
+  ~UnaryResponder() override {
+    if (call_ != nullptr) {
+      call_->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: request dropped"));
+    }
+  }
+
+  void Respond(Result<server::Response> response, const server::ResponseContext& context) override {
+    UnaryCall* call = std::exchange(call_, nullptr);
+    if (!response.ok()) {
+      call->Finish(ToGrpcStatus(response.status()));
+      return;
+    }
+    *call->response_ = ToBuffer(encode_(response.value(), context.raft_term));
+    call->Finish(grpc::Status::OK);
+  }
+
+ private:
+  UnaryCall* call_;  // until answered
+  const ResponseEncoder encode_;
+};
+
+grpc::ServerUnaryReactor* UnaryCall::Start(grpc::CallbackServerContext* context,
+                                           const MethodInfo* method, const CallContext* calls,
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) {
+  auto* call = new UnaryCall(response);
+  call->Begin(context, method, calls, *request);
+  return call;
 }
 
-bool UnaryCall::OnMessage(std::string bytes) {
-  received_ = true;
-  if (bytes.size() > calls_->request_bytes_max) {
-    End(ToGrpcStatus(Status::TooLarge("ErrRequestTooLarge", "etcdserver: request is too large")));
-    return false;
+void UnaryCall::Begin(grpc::CallbackServerContext* context, const MethodInfo* method,
+                      const CallContext* calls, const grpc::ByteBuffer& request) {
+  // clientv3's WithRequireLeader, as for every call (etcd's interceptor).
+  if (RequiresLeader(*context) && calls->member->leader() == 0) {
+    Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader"));
+    return;
+  }
+  if (!request.Valid()) {
+    Finish(grpc::Status(grpc::StatusCode::INTERNAL, "no request message"));
+    return;
+  }
+  const std::string bytes = Flatten(request);
+  if (bytes.size() > calls->request_bytes_max) {
+    Finish(
+        ToGrpcStatus(Status::TooLarge("ErrRequestTooLarge", "etcdserver: request is too large")));
+    return;
   }
   grpc::Status error;
-  Message message = DecodeMessage(method_->request, bytes, &error);
+  Message message = DecodeMessage(method->request, bytes, &error);
   if (message == nullptr) {
-    End(error);
-    return false;
+    Finish(error);
+    return;
   }
-  const ResponseInfo* info = &calls_->response;
+  const ResponseInfo* info = &calls->response;
   ResponseEncoder encode = [info](const server::Response& r, uint64_t term) {
     return EncodeResponse(r, *info, term);
   };
   server::RequestPayload payload;
-  switch (method_->method) {
+  switch (method->method) {
     case Method::kHealthCheck: {
       auto* in = reinterpret_cast<const Natcd__Grpc__HealthCheckRequest*>(message.get());
       if (in->service != nullptr && in->service[0] != '\0') {
-        End(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service"));
-        return false;
+        Finish(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service"));
+        return;
       }
       payload = server::StatusRequest{};
       encode = [](const server::Response& r, uint64_t) { return HealthResponse(r); };
       break;
     }
     default: {
-      if (IsAuthMethod(method_->method)) {
-        DecodedAuth auth = DecodeAuthRequest(method_->method, *message);
-        if (Status s = PreparePassword(*calls_->member, calls_->bcrypt_cost, &auth); !s.ok()) {
-          End(ToGrpcStatus(s));
-          return false;
+      if (IsAuthMethod(method->method)) {
+        DecodedAuth auth = DecodeAuthRequest(method->method, *message);
+        if (Status s = PreparePassword(*calls->member, calls->bcrypt_cost, &auth); !s.ok()) {
+          Finish(ToGrpcStatus(s));
+          return;
         }
         payload = std::move(auth.request);
         encode = [info](const server::Response& r, uint64_t term) {
@@ -102,26 +145,20 @@ bool UnaryCall::OnMessage(std::string bytes) {
         };
         break;
       }
-      Result<server::RequestPayload> decoded = DecodeRequest(method_->method, *message);
+      Result<server::RequestPayload> decoded = DecodeRequest(method->method, *message);
       if (!decoded.ok()) {
-        End(ToGrpcStatus(decoded.status()));
-        return false;
+        Finish(ToGrpcStatus(decoded.status()));
+        return;
       }
       payload = std::move(decoded).value();
     }
   }
-  auto request = std::make_unique<server::Request>();
-  request->payload = std::move(payload);
-  request->received_ms = calls_->clock->MonotonicMs();
-  request->token = AuthTokenOf(*context());
-  request->responder =
-      std::make_unique<CallResponder>(shared_from_this(), std::move(encode), /*last=*/true);
-  calls_->member->Submit(std::move(request));
-  return false;  // the one message
-}
-
-void UnaryCall::OnReadsEnded() {
-  if (!received_) End(grpc::Status(grpc::StatusCode::INTERNAL, "no request message"));
+  auto submitted = std::make_unique<server::Request>();
+  submitted->payload = std::move(payload);
+  submitted->received_ms = calls->clock->MonotonicMs();
+  submitted->token = AuthTokenOf(*context);
+  submitted->responder = std::make_unique<UnaryResponder>(this, std::move(encode));
+  calls->member->Submit(std::move(submitted));
 }
 
 }  // namespace natcd::etcd_api
