@@ -63,12 +63,6 @@ class UnaryResponder final : public server::Responder {
  public:
   UnaryResponder(UnaryCall* call, ResponseEncoder encode)
       : call_(call), encode_(std::move(encode)) {}
-  ~UnaryResponder() override {
-    if (call_ != nullptr) {
-      call_->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: request dropped"));
-    }
-  }
-
   void Respond(Result<server::Response> response, const server::ResponseContext& context) override {
     UnaryCall* call = std::exchange(call_, nullptr);
     if (!response.ok()) {
@@ -80,7 +74,7 @@ class UnaryResponder final : public server::Responder {
   }
 
  private:
-  UnaryCall* call_;  // until answered
+  UnaryCall* call_;  // until answered (Respond runs once)
   const ResponseEncoder encode_;
 };
 

@@ -10,8 +10,9 @@
 // a lone put is measured in docs/ARCHITECTURE.md.
 //
 // Lifetime: the call deletes itself once grpc++ is done with it (OnDone),
-// which is never before Finish: the member answers every request it takes
-// (a responder dropped unanswered finishes the call as UNAVAILABLE).
+// which is never before Finish, even for a call the client canceled: the
+// member answers every request it takes (the ones it holds at shutdown
+// with "server stopped").
 //
 // Thread safety: Start runs on grpc++'s thread; the answer may come from
 // any thread (the member's, or the peer transport's for a forwarded
