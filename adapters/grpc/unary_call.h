@@ -5,9 +5,9 @@
 //
 // These methods are registered with grpc++ as unary methods (UnaryService),
 // not carried by the generic service as streams: grpc++ then reads the
-// request before the call starts and sends the answer and the status in one
-// batch, one completion per call instead of three (new call, read, write);
-// a lone put is measured in docs/ARCHITECTURE.md.
+// request before the call starts, so no separate read has to complete
+// through grpc++'s callback threads before the member gets the request, and
+// Finish sends the answer and the status in one batch.
 //
 // Lifetime: the call deletes itself once grpc++ is done with it (OnDone),
 // which is never before Finish, even for a call the client canceled: the
