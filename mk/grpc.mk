@@ -1,6 +1,5 @@
 # etcd's gRPC API (adapters/grpc/): a front end of the member, linked into
-# natcd. grpc++'s callback API carries every method as bytes (raw unary
-# methods and the generic service),
+# natcd. grpc++'s callback generic service carries every method as bytes,
 # decoded with protobuf-c (natcd.proto's etcd messages plus
 # adapters/grpc/etcd_rpc.proto): no protoc C++ code, one codec for both
 # front ends (README.md "Dependencies and why").

@@ -19,7 +19,7 @@
 #include "adapters/grpc/live_calls.h"
 #include "adapters/grpc/snapshot_call.h"
 #include "adapters/grpc/stream_call.h"
-#include "adapters/grpc/unary_service.h"
+#include "adapters/grpc/unary_call.h"
 #include "adapters/grpc/watch_call.h"
 #include "adapters/grpc/watch_registry.h"
 
@@ -80,8 +80,7 @@ class EtcdService final : public grpc::CallbackGenericService {
       case Method::kHealthWatch:
         return HealthWatchCall::Start(context, method, calls_);
       default:
-        // UnaryService's methods never reach the generic service.
-        return RejectedCall(Unimplemented(context->method()));
+        return UnaryCall::Start(context, method, calls_);
     }
   }
 
@@ -189,7 +188,6 @@ struct EtcdGrpcServer::Parts {
   std::unique_ptr<HealthWatchers> health;
   std::unique_ptr<GrpcFrontEnd> front_end;
   LiveCalls live;
-  std::unique_ptr<UnaryService> unary;
   std::unique_ptr<EtcdService> service;
   std::unique_ptr<grpc::Server> server;
   std::vector<std::string> urls;
@@ -229,7 +227,6 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   p->calls.health = p->health.get();
   p->front_end =
       std::make_unique<GrpcFrontEnd>(p->watches.get(), p->leader_monitor.get(), p->health.get());
-  p->unary = std::make_unique<UnaryService>(&p->calls);
   p->service = std::make_unique<EtcdService>(&p->calls);
 
   grpc::ServerBuilder builder;
@@ -255,7 +252,6 @@ Result<std::unique_ptr<EtcdGrpcServer>> EtcdGrpcServer::Start(const GrpcServerOp
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(options.request_bytes_max + kGrpcOverheadBytes, INT_MAX)));
   builder.SetMaxSendMessageSize(INT_MAX);
-  builder.RegisterService(p->unary.get());
   builder.RegisterCallbackGenericService(p->service.get());
   p->server = builder.BuildAndStart();
   bool bound = p->server != nullptr;

@@ -110,6 +110,4 @@ const MethodInfo* FindMethod(std::string_view path) {
   return nullptr;
 }
 
-std::span<const MethodInfo> AllMethods() { return kMethods; }
-
 }  // namespace natcd::etcd_api

@@ -9,7 +9,6 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#include <span>
 #include <string_view>
 
 namespace natcd::etcd_api {
@@ -80,8 +79,5 @@ struct MethodInfo {
 
 // The method at `path`; null for one natcd does not serve.
 const MethodInfo* FindMethod(std::string_view path);
-
-// Every method natcd serves.
-std::span<const MethodInfo> AllMethods();
 
 }  // namespace natcd::etcd_api

@@ -4,7 +4,7 @@
 
 namespace natcd::etcd_api {
 
-bool RequiresLeader(const grpc::ServerContextBase& context) {
+bool RequiresLeader(const grpc::GenericCallbackServerContext& context) {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("hasleader");
   return it != metadata.end() && it->second == "true";

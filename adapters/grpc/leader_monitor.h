@@ -22,7 +22,7 @@
 namespace natcd::etcd_api {
 
 // The call asked for a leader (metadata "hasleader: true").
-bool RequiresLeader(const grpc::ServerContextBase& context);
+bool RequiresLeader(const grpc::GenericCallbackServerContext& context);
 
 class LeaderMonitor {
  public:

@@ -1,14 +1,10 @@
 #include "adapters/grpc/unary_call.h"
 
-#include <utility>
-
 #include "adapters/grpc/auth_codec.h"
 #include "adapters/grpc/auth_token.h"
-#include "adapters/grpc/byte_buffers.h"
 #include "adapters/grpc/call_responder.h"
 #include "adapters/grpc/etcd_error.h"
 #include "adapters/grpc/etcd_rpc.pb-c.h"
-#include "adapters/grpc/leader_monitor.h"
 #include "adapters/grpc/message_decoder.h"
 #include "auth/password.h"
 
@@ -57,81 +53,48 @@ Status PreparePassword(const server::Member& member, int bcrypt_cost, DecodedAut
 
 }  // namespace
 
-// The member's answer to a unary call: the response message, or etcd's
-// status, then the call's end.
-class UnaryResponder final : public server::Responder {
- public:
-  UnaryResponder(UnaryCall* call, ResponseEncoder encode)
-      : call_(call), encode_(std::move(encode)) {}
-  void Respond(Result<server::Response> response, const server::ResponseContext& context) override {
-    UnaryCall* call = std::exchange(call_, nullptr);
-    if (!response.ok()) {
-      call->Finish(ToGrpcStatus(response.status()));
-      return;
-    }
-    *call->response_ = ToBuffer(encode_(response.value(), context.raft_term));
-    call->Finish(grpc::Status::OK);
-  }
-
- private:
-  UnaryCall* call_;  // until answered (Respond runs once)
-  const ResponseEncoder encode_;
-};
-
-grpc::ServerUnaryReactor* UnaryCall::Start(grpc::CallbackServerContext* context,
-                                           const MethodInfo* method, const CallContext* calls,
-                                           const grpc::ByteBuffer* request,
-                                           grpc::ByteBuffer* response) {
-  auto* call = new UnaryCall(response);
-  call->Begin(context, method, calls, *request);
-  return call;
+grpc::ServerGenericBidiReactor* UnaryCall::Start(grpc::GenericCallbackServerContext* context,
+                                                 const MethodInfo* method,
+                                                 const CallContext* calls) {
+  std::shared_ptr<UnaryCall> call(new UnaryCall(context, method, calls));
+  call->Begin();
+  return call.get();
 }
 
-void UnaryCall::Begin(grpc::CallbackServerContext* context, const MethodInfo* method,
-                      const CallContext* calls, const grpc::ByteBuffer& request) {
-  // clientv3's WithRequireLeader, as for every call (etcd's interceptor).
-  if (RequiresLeader(*context) && calls->member->leader() == 0) {
-    Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "etcdserver: no leader"));
-    return;
-  }
-  if (!request.Valid()) {
-    Finish(grpc::Status(grpc::StatusCode::INTERNAL, "no request message"));
-    return;
-  }
-  const std::string bytes = Flatten(request);
-  if (bytes.size() > calls->request_bytes_max) {
-    Finish(
-        ToGrpcStatus(Status::TooLarge("ErrRequestTooLarge", "etcdserver: request is too large")));
-    return;
+bool UnaryCall::OnMessage(std::string bytes) {
+  received_ = true;
+  if (bytes.size() > calls_->request_bytes_max) {
+    End(ToGrpcStatus(Status::TooLarge("ErrRequestTooLarge", "etcdserver: request is too large")));
+    return false;
   }
   grpc::Status error;
-  Message message = DecodeMessage(method->request, bytes, &error);
+  Message message = DecodeMessage(method_->request, bytes, &error);
   if (message == nullptr) {
-    Finish(error);
-    return;
+    End(error);
+    return false;
   }
-  const ResponseInfo* info = &calls->response;
+  const ResponseInfo* info = &calls_->response;
   ResponseEncoder encode = [info](const server::Response& r, uint64_t term) {
     return EncodeResponse(r, *info, term);
   };
   server::RequestPayload payload;
-  switch (method->method) {
+  switch (method_->method) {
     case Method::kHealthCheck: {
       auto* in = reinterpret_cast<const Natcd__Grpc__HealthCheckRequest*>(message.get());
       if (in->service != nullptr && in->service[0] != '\0') {
-        Finish(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service"));
-        return;
+        End(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service"));
+        return false;
       }
       payload = server::StatusRequest{};
       encode = [](const server::Response& r, uint64_t) { return HealthResponse(r); };
       break;
     }
     default: {
-      if (IsAuthMethod(method->method)) {
-        DecodedAuth auth = DecodeAuthRequest(method->method, *message);
-        if (Status s = PreparePassword(*calls->member, calls->bcrypt_cost, &auth); !s.ok()) {
-          Finish(ToGrpcStatus(s));
-          return;
+      if (IsAuthMethod(method_->method)) {
+        DecodedAuth auth = DecodeAuthRequest(method_->method, *message);
+        if (Status s = PreparePassword(*calls_->member, calls_->bcrypt_cost, &auth); !s.ok()) {
+          End(ToGrpcStatus(s));
+          return false;
         }
         payload = std::move(auth.request);
         encode = [info](const server::Response& r, uint64_t term) {
@@ -139,20 +102,26 @@ void UnaryCall::Begin(grpc::CallbackServerContext* context, const MethodInfo* me
         };
         break;
       }
-      Result<server::RequestPayload> decoded = DecodeRequest(method->method, *message);
+      Result<server::RequestPayload> decoded = DecodeRequest(method_->method, *message);
       if (!decoded.ok()) {
-        Finish(ToGrpcStatus(decoded.status()));
-        return;
+        End(ToGrpcStatus(decoded.status()));
+        return false;
       }
       payload = std::move(decoded).value();
     }
   }
-  auto submitted = std::make_unique<server::Request>();
-  submitted->payload = std::move(payload);
-  submitted->received_ms = calls->clock->MonotonicMs();
-  submitted->token = AuthTokenOf(*context);
-  submitted->responder = std::make_unique<UnaryResponder>(this, std::move(encode));
-  calls->member->Submit(std::move(submitted));
+  auto request = std::make_unique<server::Request>();
+  request->payload = std::move(payload);
+  request->received_ms = calls_->clock->MonotonicMs();
+  request->token = AuthTokenOf(*context());
+  request->responder =
+      std::make_unique<CallResponder>(shared_from_this(), std::move(encode), /*last=*/true);
+  calls_->member->Submit(std::move(request));
+  return false;  // the one message
+}
+
+void UnaryCall::OnReadsEnded() {
+  if (!received_) End(grpc::Status(grpc::StatusCode::INTERNAL, "no request message"));
 }
 
 }  // namespace natcd::etcd_api
