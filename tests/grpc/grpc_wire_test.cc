@@ -77,6 +77,18 @@ TEST_F(GrpcWireTest, GarbageBytesAreRefusedAndNothingChanges) {
   EXPECT_TRUE(Put("/wire/after", "1").ok());
 }
 
+// A unary method called as a stream that sends no message: a clear error,
+// and the server keeps serving.
+TEST_F(GrpcWireTest, AUnaryCallWithoutARequestMessageIsRefused) {
+  SyncStream stream(stub_.get(), "/etcdserverpb.KV/Put");
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE(stream.WritesDone());
+  grpc::Status s = stream.Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(s.error_message(), "no request message");
+  EXPECT_TRUE(Put("/wire/after-empty", "1").ok());
+}
+
 TEST_F(GrpcWireTest, EtcdsCodesAndMessages) {
   grpc::Status s = Put("", "v");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -292,6 +304,44 @@ TEST(GrpcRequireLeaderTest, ACallRequiringALeaderIsRefusedWithoutOne) {
   EXPECT_EQ(refused.error_message(), "etcdserver: no leader");
   grpc::Status served = call(false);
   EXPECT_TRUE(served.ok()) << served.error_message();
+}
+
+// A unary call the client gave up on while the member held it (a
+// linearizable read waiting for a leader): the member's later answer, from
+// its own thread at shutdown, finishes the canceled call without harm, and
+// the server serves meanwhile.
+TEST(GrpcRequireLeaderTest, AUnaryCallCanceledWhileTheMemberHoldsItIsAnsweredLater) {
+  TempDir dir;
+  NatsServer server;
+  ASSERT_TRUE(server.Start());
+  NatcdProcess natcd(server.url(), dir.path(),
+                     {"--name", "n1", "--initial-cluster", "n1,n2,n3", "--log-level", "warn",
+                      "--listen-client-urls", "http://127.0.0.1:0"});
+  ASSERT_TRUE(natcd.Start());
+  const std::string endpoint = EtcdEndpointOf(natcd);
+  ASSERT_FALSE(endpoint.empty()) << natcd.Log();
+  grpc::GenericStub stub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
+  Natcd__V1__RangeRequest range;
+  natcd__v1__range_request__init(&range);
+  std::string key = "/k";
+  range.key = {key.size(), reinterpret_cast<uint8_t*>(key.data())};
+  auto call = [&](bool serializable, std::chrono::milliseconds deadline) {
+    range.serializable = serializable;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + deadline);
+    grpc::ByteBuffer in = Buffer(Pack(&range.base)), out;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, "/etcdserverpb.KV/Range", grpc::StubOptions(), &in, &out,
+                   [&](grpc::Status s) { done.set_value(std::move(s)); });
+    return done.get_future().get();
+  };
+  for (int i = 0; i < 3; i++) {
+    EXPECT_EQ(call(false, std::chrono::milliseconds(300)).error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  grpc::Status served = call(true, std::chrono::seconds(10));
+  EXPECT_TRUE(served.ok()) << served.error_message();
+  EXPECT_EQ(natcd.Stop(), 0) << natcd.Log();
 }
 
 }  // namespace
